@@ -1,0 +1,1 @@
+"""Graph Memory Layer: a walled, compounding memory for a law firm's assistant."""

@@ -1,0 +1,84 @@
+"""The memory layer's settings: one prefix, read here and nowhere else.
+
+A host sets `GRAPH_MEMORY = {...}` in its settings; any key left out takes
+the default below. Environment variables named `GRAPH_MEMORY_<KEY>` override
+both (handy for the demo and CI). `checks.py` validates the result.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django.conf import settings
+
+NOTICE = (
+    "AI-written orientation compiled from this firm's own records for the signed-in user; "
+    "not authoritative. Verify anything that matters against the live case file before relying on it."
+)
+
+DEFAULTS: dict[str, Any] = {
+    # The host's models, as "app_label.ModelName".
+    "FIRM_MODEL": "accounts.Firm",
+    "CASE_MODEL": "practice.Case",
+    # Notice carried by every summary, brief and API answer.
+    "NOTICE": NOTICE,
+    # Reads.
+    "PAGE_DEFAULT": 25,
+    "PAGE_MAX": 100,
+    "QUERY_MAX_CHARS": 500,
+    # Summary writer: "auto" (openai when OPENAI_API_KEY is set, else extractive), "openai" or "extractive".
+    "WRITER": "auto",
+    "OPENAI_MODEL": "gpt-4o-mini",
+    "OPENAI_TIMEOUT": 30.0,
+    "OPENAI_MAX_RETRIES": 1,
+    # Context slice caps.
+    "CONTEXT_MAX_DOCUMENTS": 8,
+    "CONTEXT_MAX_DRAFTS": 5,
+    "CONTEXT_MAX_DEADLINES": 10,
+    "CONTEXT_MAX_INVOICES": 10,
+    "CONTEXT_MAX_NOTES": 10,
+    "CONTEXT_ITEM_MAX_CHARS": 1200,
+    "CONTEXT_MAX_CHARS": 16000,
+    # Embeddings: "auto" (local when installed, else none), "local", "openai" or "none".
+    "EMBEDDER": "auto",
+    "EMBEDDING_MODEL": "text-embedding-3-small",
+    "EMBEDDING_DIMENSIONS": 384,
+    # Nightly refresh.
+    "NIGHTLY_CRONTAB": "0 2 * * *",
+    "NIGHTLY_BATCH_SIZE": 50,
+    "NIGHTLY_TOKEN_BUDGET": None,
+    "ON_DEMAND_TIMEOUT": 20.0,
+}
+
+_INT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, int) and not isinstance(v, bool)}
+_FLOAT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, float)}
+
+
+def _from_env(key: str) -> Any:
+    raw = os.environ.get(f"GRAPH_MEMORY_{key}")
+    if raw is None:
+        return None
+    if key in _INT_KEYS or key == "NIGHTLY_TOKEN_BUDGET":
+        return int(raw) if raw.strip() else None
+    if key in _FLOAT_KEYS:
+        return float(raw)
+    return raw
+
+
+def get(key: str) -> Any:
+    """The current value of one setting (read each time, so tests can override)."""
+    if key not in DEFAULTS:
+        raise KeyError(f"unknown GRAPH_MEMORY setting {key!r}")
+    env_value = _from_env(key)
+    if env_value is not None:
+        return env_value
+    return getattr(settings, "GRAPH_MEMORY", {}).get(key, DEFAULTS[key])
+
+
+def openai_api_key() -> str:
+    return os.environ.get("OPENAI_API_KEY", "")
+
+
+def openai_base_url() -> str | None:
+    return os.environ.get("OPENAI_BASE_URL") or None

@@ -1,0 +1,63 @@
+"""The connection map: four node kinds, three edge kinds, every edge owned by one case.
+
+Rows are derived: `graph.py` writes them from the host records and nothing
+else does. Ids are UUIDs derived from what the row stands for, so a rebuild
+from scratch yields the same ids and an id says nothing about how many rows
+exist.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from graph_memory import conf
+
+
+class Node(models.Model):
+    class Kind(models.TextChoices):
+        LAWYER = "lawyer", "Lawyer"
+        CASE = "case", "Case"
+        CLIENT = "client", "Client"
+        COUNTERPARTY = "counterparty", "Counterparty"
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    ref_id = models.BigIntegerField(help_text="Primary key of the host record this node stands for.")
+    label = models.CharField(max_length=300)
+    name_key = models.CharField(max_length=300, help_text="Normalised name used by lookup and conflict checks.")
+
+    class Meta:
+        ordering = ["kind", "label", "id"]
+        constraints = [models.UniqueConstraint(fields=["firm", "kind", "ref_id"], name="gm_node_unique_ref")]
+        indexes = [models.Index(fields=["firm", "name_key"], name="gm_node_name_key")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.label}"
+
+
+class Edge(models.Model):
+    class Kind(models.TextChoices):
+        WORKS_ON = "works_on", "works on"
+        FOR_CLIENT = "for_client", "is for client"
+        AGAINST = "against", "is against"
+
+    id = models.UUIDField(primary_key=True, editable=False)
+    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+")
+    case = models.ForeignKey(conf.DEFAULTS["CASE_MODEL"], on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    source = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="out_edges")
+    target = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="in_edges")
+
+    class Meta:
+        ordering = ["case", "kind", "source", "target"]
+        constraints = [
+            models.UniqueConstraint(fields=["case", "kind", "source", "target"], name="gm_edge_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["source", "case"], name="gm_edge_source_case"),
+            models.Index(fields=["target", "case"], name="gm_edge_target_case"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} {self.kind} {self.target_id}"

@@ -1,0 +1,129 @@
+"""One rolling summary per case, its append-only history, and the AI-call log."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from graph_memory import conf
+
+
+class CaseSummary(models.Model):
+    """The current summary of one case plus its freshness state.
+
+    The row exists as soon as anything marks the case stale, before any text
+    is written; `text == ""` means "never summarised".
+    """
+
+    case = models.OneToOneField(conf.DEFAULTS["CASE_MODEL"], on_delete=models.CASCADE, related_name="memory_summary")
+    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+")
+
+    # The summary itself (the latest version that passed verification).
+    text = models.TextField(blank=True)
+    content = models.JSONField(default=dict, blank=True)
+    writer = models.CharField(max_length=32, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=32, blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    source_ids = models.JSONField(default=list, blank=True)
+    verification = models.JSONField(default=dict, blank=True)
+    written_at = models.DateTimeField(null=True, blank=True)
+    written_generation = models.PositiveBigIntegerField(default=0)
+
+    # Freshness: flipped by one UPDATE on every relevant change.
+    stale = models.BooleanField(default=True)
+    stale_since = models.DateTimeField(null=True, blank=True)
+    generation = models.PositiveBigIntegerField(default=0, help_text="Bumped on every change to the case's records.")
+
+    # Failures and backoff.
+    attempts = models.PositiveIntegerField(default=0, help_text="Failed attempts since the last success.")
+    last_error = models.TextField(blank=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_after = models.DateTimeField(null=True, blank=True)
+
+    # Search.
+    embedding = VectorField(dimensions=conf.DEFAULTS["EMBEDDING_DIMENSIONS"], null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    search_vector = SearchVectorField(null=True, editable=False)
+
+    class Meta:
+        verbose_name_plural = "case summaries"
+        indexes = [
+            models.Index(fields=["firm", "stale", "stale_since"], name="gm_summary_stale"),
+            GinIndex(fields=["search_vector"], name="gm_summary_fts"),
+            HnswIndex(
+                name="gm_summary_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Summary of case {self.case_id}"
+
+    @property
+    def has_summary(self) -> bool:
+        return bool(self.text)
+
+
+class SummaryVersion(models.Model):
+    """Append-only history: every summary that was saved, as it was saved."""
+
+    case = models.ForeignKey(conf.DEFAULTS["CASE_MODEL"], on_delete=models.CASCADE, related_name="+")
+    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+")
+    text = models.TextField()
+    content = models.JSONField(default=dict)
+    writer = models.CharField(max_length=32)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=32)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    source_ids = models.JSONField(default=list)
+    verification = models.JSONField(default=dict)
+    generation = models.PositiveBigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["case", "-created_at"], name="gm_version_case")]
+
+    def __str__(self) -> str:
+        return f"Summary version {self.pk} of case {self.case_id}"
+
+
+class AICall(models.Model):
+    """One model call. Counts and ids only: no prompt or output text is kept here."""
+
+    class Purpose(models.TextChoices):
+        SUMMARY = "summary", "Summary"
+        EMBEDDING = "embedding", "Embedding"
+
+    class Outcome(models.TextChoices):
+        OK = "ok", "OK"
+        REJECTED = "rejected", "Rejected by verification"
+        ERROR = "error", "Error"
+
+    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+")
+    case = models.ForeignKey(conf.DEFAULTS["CASE_MODEL"], null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    purpose = models.CharField(max_length=16, choices=Purpose.choices)
+    writer = models.CharField(max_length=32)
+    model = models.CharField(max_length=200, blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "AI call"
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["firm", "-created_at"], name="gm_aicall_firm")]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} call {self.pk} ({self.outcome})"
