@@ -104,7 +104,10 @@ class _Validator:
         return value
 
     def date(self, value: Any, path: str) -> dt.date | None:
-        parsed = parse_date(value) if isinstance(value, str) and len(value) == 10 else None
+        try:
+            parsed = parse_date(value) if isinstance(value, str) and len(value) == 10 else None
+        except ValueError:
+            parsed = None
         if parsed is None:
             self.error(path, f"must be a date YYYY-MM-DD, not {json.dumps(value)}")
         return parsed

@@ -90,6 +90,9 @@ class CaseCounterparty(FirmOwned):
         verbose_name_plural = "case counterparties"
         constraints = [models.UniqueConstraint(fields=["case", "counterparty"], name="case_counterparty_unique")]
 
+    def __str__(self) -> str:
+        return f"{self.case_id} against {self.counterparty_id}"
+
 
 class CaseTeamMember(FirmOwned):
     case = models.ForeignKey(Case, on_delete=models.CASCADE)
@@ -97,6 +100,9 @@ class CaseTeamMember(FirmOwned):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["case", "user"], name="case_team_member_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} on {self.case_id}"
 
 
 class CaseUserObjectPermission(UserObjectPermissionBase):
@@ -117,6 +123,9 @@ class CaseRecord(FirmOwned):
     class Meta:
         abstract = True
         ordering = ["case", "key"]
+
+    def __str__(self) -> str:
+        return self.key
 
 
 class Document(CaseRecord):
