@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -20,4 +22,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/memory/", include("graph_memory.urls")),
     path("healthz", healthz, name="healthz"),
+    # Both require a signed-in user: the schema through DRF (401 in the API's
+    # error shape), the docs page by sending a browser to the login form.
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="schema")), name="api-docs"),
 ]

@@ -49,6 +49,9 @@ DEFAULTS: dict[str, Any] = {
     "NIGHTLY_BATCH_SIZE": 50,
     "NIGHTLY_TOKEN_BUDGET": None,
     "ON_DEMAND_TIMEOUT": 20.0,
+    # Context slice caps not covered above (summaries/context.py).
+    "CONTEXT_MAX_COUNTERPARTIES": 10,
+    "CONTEXT_MAX_PAGES_PER_DOCUMENT": 3,
 }
 
 _INT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, int) and not isinstance(v, bool)}

@@ -7,3 +7,25 @@ Every read takes the viewer and starts from `graph_memory.access`; writes
 from __future__ import annotations
 
 # Each feature module re-exports its public functions here.
+# Connection map (graph.py writes, selectors.py reads).
+from graph_memory.graph import GraphChanges as GraphChanges
+from graph_memory.graph import graph_rebuild_firm as graph_rebuild_firm
+from graph_memory.graph import graph_refresh_label as graph_refresh_label
+from graph_memory.graph import graph_sync_case as graph_sync_case
+from graph_memory.refresh import ensure_summary as ensure_summary
+from graph_memory.refresh import mark_stale as mark_stale
+from graph_memory.refresh import refresh_all_firms as refresh_all_firms
+from graph_memory.refresh import refresh_firm as refresh_firm
+from graph_memory.selectors import ConflictReport as ConflictReport
+from graph_memory.selectors import NeighborPage as NeighborPage
+from graph_memory.selectors import NodePage as NodePage
+from graph_memory.selectors import NodeRef as NodeRef
+from graph_memory.selectors import conflicts_check as conflicts_check
+from graph_memory.selectors import node_get as node_get
+from graph_memory.selectors import node_neighbors as node_neighbors
+from graph_memory.selectors import nodes_lookup as nodes_lookup
+
+# Case summaries (graph_memory/summaries/).
+from graph_memory.summaries.service import SummaryFailed as SummaryFailed
+from graph_memory.summaries.service import summarize_case as summarize_case
+from graph_memory.summaries.service import summary_payload as summary_payload

@@ -1,3 +1,39 @@
 """Celery tasks: thin, idempotent, ids in, one service call each."""
 
 from __future__ import annotations
+
+from celery import shared_task
+
+from graph_memory import services
+
+# --- Connection map -----------------------------------------------------------
+
+
+@shared_task(name="graph_memory.rebuild_graph_firm", acks_late=True)
+def graph_rebuild_firm_task(firm_id: int) -> dict[str, int]:
+    """Rebuild one firm's connection map; safe to run twice (a second run writes nothing)."""
+    return services.graph_rebuild_firm(firm_id=firm_id).as_dict()
+
+
+@shared_task(name="graph_memory.sync_graph_case", acks_late=True)
+def graph_sync_case_task(case_id: int) -> dict[str, int]:
+    """Sync one case's part of the map."""
+    return services.graph_sync_case(case_id=case_id).as_dict()
+
+
+# --- Nightly summary refresh --------------------------------------------------
+# Beat runs "graph_memory.refresh_all_firms" (see `manage.py setup_memory_schedule`);
+# it fans out one "graph_memory.refresh_firm" per firm. Running either twice is
+# harmless: a second firm run finds nothing stale, or only what is still due.
+
+
+@shared_task(name="graph_memory.refresh_all_firms", acks_late=True, ignore_result=True)
+def refresh_all_firms_task() -> list[int]:
+    """The nightly entry point: enqueue one refresh per firm."""
+    return services.refresh_all_firms()
+
+
+@shared_task(name="graph_memory.refresh_firm", acks_late=True)
+def refresh_firm_task(firm_id: int) -> int:
+    """Rewrite one firm's stale summaries; returns the run record's id."""
+    return services.refresh_firm(firm_id=firm_id).pk

@@ -49,3 +49,15 @@ def demo_firm(db: None) -> Firm:
 @pytest.fixture
 def demo_users(demo_firm: Firm) -> dict[str, User]:
     return {u.username: u for u in User.objects.filter(firm=demo_firm)}
+
+
+@pytest.fixture
+def openai_server(monkeypatch: pytest.MonkeyPatch):  # -> Iterator[OpenAIServer]
+    """A local OpenAI-compatible server (tests/openai_server.py); the openai client points at it."""
+    from tests.openai_server import OpenAIServer
+
+    server = OpenAIServer().start()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    yield server
+    server.stop()

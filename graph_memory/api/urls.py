@@ -2,6 +2,14 @@ from __future__ import annotations
 
 from django.urls import path
 
+from graph_memory.api import views
+
 app_name = "graph_memory_api"
 
-urlpatterns: list = []
+urlpatterns: list = [
+    # Connection map. Node ids are matched as any string: a malformed id must
+    # answer the same 404 body as an unknown one, not the resolver's own 404.
+    path("nodes/", views.NodeLookupApi.as_view(), name="nodes"),
+    path("nodes/<str:node_id>/neighbors/", views.NodeNeighborsApi.as_view(), name="node-neighbors"),
+    path("conflicts/", views.ConflictsCheckApi.as_view(), name="conflicts"),
+]

@@ -25,12 +25,18 @@ class Node(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     ref_id = models.BigIntegerField(help_text="Primary key of the host record this node stands for.")
     label = models.CharField(max_length=300)
-    name_key = models.CharField(max_length=300, help_text="Normalised name used by lookup and conflict checks.")
+    name_key = models.CharField(max_length=300, help_text="Normalised name used by lookup (names.lookup_key).")
+    party_key = models.CharField(
+        max_length=300, blank=True, help_text="Name as a conflict check compares it (names.party_key); clients and counterparties only."
+    )
 
     class Meta:
         ordering = ["kind", "label", "id"]
         constraints = [models.UniqueConstraint(fields=["firm", "kind", "ref_id"], name="gm_node_unique_ref")]
-        indexes = [models.Index(fields=["firm", "name_key"], name="gm_node_name_key")]
+        indexes = [
+            models.Index(fields=["firm", "name_key"], name="gm_node_name_key"),
+            models.Index(fields=["firm", "party_key"], name="gm_node_party_key"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.label}"

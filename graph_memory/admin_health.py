@@ -1,0 +1,239 @@
+"""The memory health page of Django admin: one firm's freshness, spend and one case's map.
+
+The page costs a constant number of queries however much history the firm
+has: counts are one aggregate, nights are grouped in SQL, the map is one
+query over the chosen case's edges. Charts are SVG drawn here (no JavaScript).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import zoneinfo
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, F, Q, Sum
+from django.db.models.functions import TruncDate
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils import timezone
+
+from graph_memory import source
+from graph_memory.admin_scoping import admin_firms
+from graph_memory.models import AICall, Edge, Node, RefreshRun
+
+NIGHTS = 14
+KIND_COLOURS = {
+    Node.Kind.CASE: "#417690",
+    Node.Kind.LAWYER: "#79aec8",
+    Node.Kind.CLIENT: "#5b8a3a",
+    Node.Kind.COUNTERPARTY: "#ba2121",
+}
+KIND_ORDER = [Node.Kind.LAWYER, Node.Kind.CLIENT, Node.Kind.COUNTERPARTY, Node.Kind.CASE]
+LABEL_MAX = 28
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= LABEL_MAX else label[: LABEL_MAX - 1] + "…"
+
+
+def _compact(value: int) -> str:
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    if value >= 10_000:
+        return f"{value / 1000:.0f}k"
+    if value >= 1000:
+        return f"{value / 1000:.1f}k"
+    return str(value)
+
+
+def firm_timezone(firm: Any) -> dt.tzinfo:
+    try:
+        return zoneinfo.ZoneInfo(getattr(firm, "timezone", "") or "UTC")
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return dt.UTC
+
+
+def night_window(*, tz: dt.tzinfo, now: dt.datetime) -> tuple[list[dt.date], dt.datetime]:
+    """The last NIGHTS local dates (oldest first) and the instant the oldest began."""
+    today = now.astimezone(tz).date()
+    days = [today - dt.timedelta(days=offset) for offset in range(NIGHTS - 1, -1, -1)]
+    return days, dt.datetime.combine(days[0], dt.time.min, tzinfo=tz)
+
+
+def summary_counts(*, firm_id: int) -> dict[str, int]:
+    """Cases of the firm by summary state, in one aggregate query."""
+    return source.Case.objects.filter(firm_id=firm_id).aggregate(
+        cases=Count("pk"),
+        stale=Count("pk", filter=Q(memory_summary__stale=True) & ~Q(memory_summary__text="")),
+        failed=Count("pk", filter=Q(memory_summary__attempts__gt=0)),
+        never=Count("pk", filter=Q(memory_summary__isnull=True) | Q(memory_summary__text="")),
+    )
+
+
+def last_run_per_night(*, firm_id: int, tz: dt.tzinfo, since: dt.datetime) -> list[RefreshRun]:
+    """The latest refresh run of each local night since `since`, newest night first."""
+    return list(
+        RefreshRun.objects.filter(firm_id=firm_id, started_at__gte=since)
+        .annotate(night=TruncDate("started_at", tzinfo=tz))
+        .order_by("-night", "-started_at", "-id")
+        .distinct("night")
+    )
+
+
+def tokens_per_night(
+    *, firm_id: int, tz: dt.tzinfo, days: list[dt.date], since: dt.datetime
+) -> list[tuple[dt.date, int]]:
+    """Model tokens (in + out, every call) per local night, zero-filled, oldest first."""
+    rows = (
+        AICall.objects.filter(firm_id=firm_id, created_at__gte=since)
+        .annotate(night=TruncDate("created_at", tzinfo=tz))
+        .values("night")
+        .annotate(tokens=Sum(F("tokens_in") + F("tokens_out")))
+        .order_by("night")
+    )
+    by_night = {row["night"]: row["tokens"] or 0 for row in rows}
+    return [(day, by_night.get(day, 0)) for day in days]
+
+
+@dataclass
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    value_y: float
+    label: str
+    value: str
+    title: str
+
+
+def bar_chart(points: list[tuple[dt.date, int]], *, height: int = 160, step: int = 46) -> dict[str, Any]:
+    """Geometry of a bar chart of (day, tokens); the template draws it as SVG."""
+    top, bottom = 18, 22
+    plot = height - top - bottom
+    peak = max((value for _, value in points), default=0) or 1
+    bars = []
+    for index, (day, value) in enumerate(points):
+        bar_height = round(plot * value / peak, 1)
+        bars.append(
+            Bar(
+                x=index * step + 6,
+                y=top + plot - bar_height,
+                width=step - 12,
+                height=bar_height,
+                value_y=top + plot - bar_height - 4,
+                label=day.strftime("%m-%d"),
+                value=_compact(value),
+                title=f"{day.isoformat()}: {value} tokens",
+            )
+        )
+    return {"bars": bars, "width": len(points) * step, "height": height, "baseline": top + plot, "label_y": height - 6}
+
+
+@dataclass
+class MapNode:
+    x: float
+    y: float
+    kind: str
+    colour: str
+    label: str
+    title: str
+    radius: int
+
+
+@dataclass
+class MapEdge:
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    mx: float
+    my: float
+    label: str
+
+
+def map_picture(edges: list[Edge], *, case_ref_id: int, width: int = 720, height: int = 440) -> dict[str, Any]:
+    """Geometry of one case's connection map: the case in the centre, the rest on an ellipse."""
+    nodes: dict[Any, Node] = {}
+    for edge in edges:
+        nodes[edge.source_id] = edge.source
+        nodes[edge.target_id] = edge.target
+    centre = next((n for n in nodes.values() if n.kind == Node.Kind.CASE and n.ref_id == case_ref_id), None)
+    around = sorted(
+        (n for n in nodes.values() if n is not centre),
+        key=lambda n: (KIND_ORDER.index(n.kind) if n.kind in KIND_ORDER else 9, n.label, str(n.id)),
+    )
+    cx, cy = width / 2, height / 2
+    rx, ry = width / 2 - 110, height / 2 - 50
+    placed: dict[Any, MapNode] = {}
+    if centre is not None:
+        placed[centre.id] = MapNode(
+            cx, cy, centre.kind, KIND_COLOURS[Node.Kind.CASE], _short(centre.label), centre.label, 16
+        )
+    for index, node in enumerate(around):
+        angle = -math.pi / 2 + 2 * math.pi * index / max(len(around), 1)
+        x, y = round(cx + rx * math.cos(angle), 1), round(cy + ry * math.sin(angle), 1)
+        placed[node.id] = MapNode(
+            x, y, node.kind, KIND_COLOURS.get(node.kind, "#666"), _short(node.label), node.label, 10
+        )
+    lines = []
+    for edge in edges:
+        a, b = placed[edge.source_id], placed[edge.target_id]
+        lines.append(
+            MapEdge(a.x, a.y, b.x, b.y, round((a.x + b.x) / 2, 1), round((a.y + b.y) / 2, 1), edge.get_kind_display())
+        )
+    legend = [(kind.label, KIND_COLOURS[kind]) for kind in (Node.Kind.CASE, *KIND_ORDER[:3])]
+    return {"nodes": list(placed.values()), "edges": lines, "width": width, "height": height, "legend": legend}
+
+
+def _chosen_case_id(raw: str | None, case_ids: list[int]) -> int | None:
+    if raw in (None, ""):
+        return case_ids[0] if case_ids else None
+    try:
+        case_id = int(raw)
+    except (TypeError, ValueError):
+        raise Http404("No such case.") from None
+    # Another firm's case and a case that never existed are the same 404.
+    if case_id not in case_ids:
+        raise Http404("No such case.")
+    return case_id
+
+
+def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
+    """/admin/graph_memory/casesummary/health/: `?firm=<slug>` (operators) and `?case=<id>`."""
+    firms = list(admin_firms(request.user))
+    if not firms:
+        raise PermissionDenied
+    firm = firms[0]
+    if request.user.is_superuser and request.GET.get("firm"):
+        firm = next((f for f in firms if getattr(f, "slug", None) == request.GET["firm"]), None)
+        if firm is None:
+            raise Http404("No such firm.")
+    tz = firm_timezone(firm)
+    days, since = night_window(tz=tz, now=timezone.now())
+    cases = list(source.Case.objects.filter(firm_id=firm.pk).order_by("pk"))
+    case_id = _chosen_case_id(request.GET.get("case"), [c.pk for c in cases])
+    edges = []
+    if case_id is not None:
+        # Ordered by kind only: the model's default ordering joins the host's case table.
+        edges = list(
+            Edge.objects.filter(firm_id=firm.pk, case_id=case_id).select_related("source", "target").order_by("kind", "pk")
+        )
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": f"Memory health — {firm}",
+        "firm": firm,
+        "firms": firms if request.user.is_superuser else [],
+        "counts": summary_counts(firm_id=firm.pk),
+        "runs": last_run_per_night(firm_id=firm.pk, tz=tz, since=since),
+        "chart": bar_chart(tokens_per_night(firm_id=firm.pk, tz=tz, days=days, since=since)),
+        "nights": NIGHTS,
+        "cases": cases,
+        "case": next((c for c in cases if c.pk == case_id), None),
+        "map": map_picture(edges, case_ref_id=case_id) if edges else None,
+    }
+    return TemplateResponse(request, "admin/graph_memory/health.html", context)

@@ -1,0 +1,212 @@
+"""Firm-scoped Django admin: a firm admin is staff limited to their own firm.
+
+Superusers (platform operators) see every firm. A firm admin (`is_staff`,
+`is_firm_admin`) sees only rows of their firm in every list, detail page,
+filter, autocomplete, FK choice and action, without needing per-model
+permission rows: what they may do is decided here from their role. Anyone else
+sees nothing. An object of another firm answers 404, exactly like an object
+that does not exist.
+
+This is admin visibility by firm only. It is deliberately not a second
+case-visibility rule: a firm admin may open every case of their firm
+(`graph_memory.access` says the same).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import apps
+from django.contrib import admin
+from django.contrib.admin.utils import NotRelationField, get_fields_from_path
+from django.core.exceptions import FieldDoesNotExist
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest
+
+from graph_memory import conf
+
+
+def admin_firm_id(user: Any) -> int | None:
+    """The firm a non-superuser may administer, or None if they may administer none."""
+    if getattr(user, "is_active", False) and getattr(user, "is_staff", False) and getattr(user, "is_firm_admin", False):
+        return user.firm_id
+    return None
+
+
+def admin_firms(user: Any) -> QuerySet[Any]:
+    """The firms `user` may administer: all for superusers, their own for a firm admin."""
+    Firm = apps.get_model(conf.get("FIRM_MODEL"))
+    if getattr(user, "is_active", False) and getattr(user, "is_superuser", False):
+        return Firm.objects.all()
+    firm_id = admin_firm_id(user)
+    return Firm.objects.filter(pk=firm_id) if firm_id is not None else Firm.objects.none()
+
+
+def _is_superuser(request: HttpRequest) -> bool:
+    return bool(request.user.is_active and request.user.is_superuser)
+
+
+class FirmScopedMixin:
+    """Shared by `FirmScopedAdmin` and `FirmScopedInline` (both are BaseModelAdmin).
+
+    `firm_field` names this model's foreign key to the firm ("id" for the firm
+    model itself). The `firm_admin_can_*` flags say what a firm admin may do
+    with their own firm's rows; viewing is always allowed.
+    """
+
+    firm_field = "firm"
+    firm_admin_can_add = False
+    firm_admin_can_change = False
+    firm_admin_can_delete = False
+
+    def scope(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if _is_superuser(request):
+            return queryset
+        firm_id = admin_firm_id(request.user)
+        if firm_id is None:
+            return queryset.none()
+        return queryset.filter(**{self.firm_field: firm_id})
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        return self.scope(request, super().get_queryset(request))  # type: ignore[misc]
+
+    def _obj_firm_id(self, obj: Any) -> Any:
+        if self.firm_field in ("id", "pk"):
+            return obj.pk
+        # For inlines `obj` is the parent (a case, a summary): it carries firm_id too.
+        return getattr(obj, f"{self.firm_field}_id", getattr(obj, "firm_id", None))
+
+    def _firm_admin_may(self, request: HttpRequest, allowed: bool, obj: Any = None) -> bool:
+        firm_id = admin_firm_id(request.user)
+        if not allowed or firm_id is None:
+            return False
+        return obj is None or self._obj_firm_id(obj) == firm_id
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_view_permission(request, obj)  # type: ignore[misc]
+        return self._firm_admin_may(request, True, obj)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        # ModelAdmin passes (request), inlines pass (request, parent_obj).
+        if _is_superuser(request):
+            return super().has_add_permission(request, *args)  # type: ignore[misc]
+        return self._firm_admin_may(request, self.firm_admin_can_add, *args)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_change_permission(request, obj)  # type: ignore[misc]
+        return self._firm_admin_may(request, self.firm_admin_can_change, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if _is_superuser(request):
+            return super().has_delete_permission(request, obj)  # type: ignore[misc]
+        return self._firm_admin_may(request, self.firm_admin_can_delete, obj)
+
+    def _scoped_related(
+        self, request: HttpRequest, db_field: Any, queryset: QuerySet[Any] | None
+    ) -> QuerySet[Any] | None:
+        """Limit a relation's choices to the admin's firm (firm admins only)."""
+        firm_id = admin_firm_id(request.user)
+        if _is_superuser(request) or firm_id is None:
+            return queryset
+        related = db_field.remote_field.model
+        if queryset is None:
+            queryset = related._default_manager.all()
+        if related._meta.label == conf.get("FIRM_MODEL"):
+            return queryset.filter(pk=firm_id)
+        try:
+            related._meta.get_field("firm")
+        except FieldDoesNotExist:
+            return queryset
+        return queryset.filter(firm_id=firm_id)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        queryset = self._scoped_related(request, db_field, kwargs.get("queryset"))
+        if queryset is not None:
+            kwargs["queryset"] = queryset
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        queryset = self._scoped_related(request, db_field, kwargs.get("queryset"))
+        if queryset is not None:
+            kwargs["queryset"] = queryset
+        return super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
+
+
+class FirmScopedAdmin(FirmScopedMixin, admin.ModelAdmin):
+    """A ModelAdmin whose every page, filter, autocomplete and action stays inside one firm.
+
+    `derived_data = True` marks rows the memory layer derives from the host's
+    records: they never block deleting the record they were derived from.
+    """
+
+    derived_data = False
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        if _is_superuser(request):
+            return super().has_module_permission(request)
+        return admin_firm_id(request.user) is not None
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
+        # Django admin redirects to the index with "does not exist" for a
+        # missing object; another firm's object must be a plain 404 instead,
+        # the same answer as for an id that never existed.
+        obj = super().get_object(request, object_id, from_field)
+        if obj is None:
+            raise Http404("No such object.")
+        return obj
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        initial = super().get_changeform_initial_data(request)
+        firm_id = admin_firm_id(request.user)
+        if firm_id is not None and self.firm_field not in ("id", "pk"):
+            initial.setdefault(self.firm_field, firm_id)
+        return initial
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        # A plain relation filter lists every row of the related table (all
+        # firms); the "related only" filter lists values found in this
+        # admin's (scoped) queryset.
+        filters = []
+        for item in super().get_list_filter(request):
+            if isinstance(item, str) and self._is_relation(item):
+                if item == self.firm_field and not _is_superuser(request):
+                    continue
+                item = (item, admin.RelatedOnlyFieldListFilter)
+            filters.append(item)
+        return filters
+
+    def _is_relation(self, path: str) -> bool:
+        try:
+            return bool(get_fields_from_path(self.model, path)[-1].is_relation)
+        except (FieldDoesNotExist, NotRelationField):
+            return False
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        # Inline rows leave `firm` out of their form; they take their parent's.
+        parent_firm_id = getattr(form.instance, "firm_id", None)
+        instances = formset.save(commit=False)
+        for deleted in formset.deleted_objects:
+            deleted.delete()
+        for instance in instances:
+            if hasattr(instance, "firm_id") and instance.firm_id is None:
+                instance.firm_id = parent_firm_id
+            instance.save()
+        formset.save_m2m()
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        derived = {
+            str(model._meta.verbose_name)
+            for model, model_admin in self.admin_site._registry.items()
+            if getattr(model_admin, "derived_data", False)
+        }
+        return deleted, model_count, {p for p in perms_needed if str(p) not in derived}, protected
+
+
+class FirmScopedInline(FirmScopedMixin, admin.TabularInline):
+    """An inline of firm-owned rows; `firm` is filled from the parent on save."""
+
+    exclude = ("firm",)
+    extra = 0

@@ -1,0 +1,63 @@
+"""Serializers shared by the assistant's endpoints (views nest their own Input/Output on top of these).
+
+Limits come from `conf` each time a serializer is built, so the schema and
+the validation always agree with the settings in force.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_serializer
+from rest_framework import serializers
+
+from graph_memory import conf
+from graph_memory.models import Node
+
+
+@extend_schema_serializer(component_name="Node")
+class NodeOutputSerializer(serializers.Serializer):
+    """A node of the connection map as every endpoint shows it."""
+
+    id = serializers.CharField(help_text="Opaque id; says nothing about how many nodes exist.")
+    kind = serializers.ChoiceField(choices=Node.Kind.values)
+    label = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="Error")
+class ErrorOutputSerializer(serializers.Serializer):
+    """The one error shape: {"error": {"code", "message", "field"}}."""
+
+    class Detail(serializers.Serializer):
+        code = serializers.ChoiceField(choices=["not_found", "invalid", "unauthenticated", "throttled"])
+        message = serializers.CharField()
+        field = serializers.CharField(allow_null=True)
+
+    error = Detail()
+
+
+def kind_field(help_text: str) -> serializers.ChoiceField:
+    return serializers.ChoiceField(choices=Node.Kind.values, required=False, help_text=help_text)
+
+
+def text_field(help_text: str) -> serializers.CharField:
+    """A required, non-blank query text of at most QUERY_MAX_CHARS characters."""
+    return serializers.CharField(max_length=int(conf.get("QUERY_MAX_CHARS")), help_text=help_text)
+
+
+class LimitInputSerializer(serializers.Serializer):
+    """`limit`: an integer from 1 to PAGE_MAX; above is a 400 naming "limit", never a silent cut."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        fields["limit"] = serializers.IntegerField(
+            required=False,
+            min_value=1,
+            max_value=int(conf.get("PAGE_MAX")),
+            help_text=f"Page size, default {conf.get('PAGE_DEFAULT')}.",
+        )
+        return fields
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attrs.setdefault("limit", None)
+        return attrs

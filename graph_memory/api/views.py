@@ -1,0 +1,165 @@
+"""The assistant's endpoints (../shared/spec/api.md). Thin: validate input, call one service, shape output.
+
+Every success body carries the notice that this is orientation, not fact.
+Anything the signed-in user may not see answers exactly like something that
+does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from graph_memory import conf, services
+from graph_memory.api.serializers import (
+    ErrorOutputSerializer,
+    LimitInputSerializer,
+    NodeOutputSerializer,
+    kind_field,
+    text_field,
+)
+from graph_memory.names import lookup_key
+
+ORIENTATION = (
+    "Orientation only: derived from the firm's own records for the signed-in user, and limited to cases that "
+    "user may open. It is not authoritative; verify anything that matters against the live case file."
+)
+ERRORS = {400: ErrorOutputSerializer, 401: ErrorOutputSerializer, 404: ErrorOutputSerializer, 429: ErrorOutputSerializer}
+
+
+class MemoryApi(APIView):
+    """Base of the assistant's endpoints: one throttle scope, and the notice on every answer."""
+
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "graph_memory"
+
+    @staticmethod
+    def respond(body: dict[str, Any], output: type[serializers.Serializer]) -> Response:
+        return Response(output({**body, "notice": conf.get("NOTICE")}).data)
+
+    @staticmethod
+    def valid(input_serializer: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+        serializer = input_serializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+# --- Connection map: lookup, walk, conflict check ----------------------------------
+
+
+class NodeLookupApi(MemoryApi):
+    class InputSerializer(LimitInputSerializer):
+        def get_fields(self) -> dict[str, serializers.Field]:
+            fields = super().get_fields()
+            fields["q"] = text_field("Name or part of a name (case-, accent- and punctuation-insensitive).")
+            fields["kind"] = kind_field("Only nodes of this kind.")
+            return fields
+
+        def validate_q(self, value: str) -> str:
+            if not lookup_key(value):
+                raise serializers.ValidationError("Must contain at least one letter or digit.")
+            return value
+
+    @extend_schema_serializer(component_name="NodeList")
+    class OutputSerializer(serializers.Serializer):
+        results = NodeOutputSerializer(many=True)
+        has_more = serializers.BooleanField()
+        notice = serializers.CharField()
+
+    @extend_schema(
+        operation_id="find_nodes",
+        parameters=[InputSerializer],
+        responses={200: OutputSerializer, **ERRORS},
+        description=(
+            "Find lawyers, cases, clients and counterparties by name, to get a node id to start a walk from. "
+            "Only nodes reachable through a case the user may open are ever returned. Names starting with `q` "
+            "come first. " + ORIENTATION
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        data = self.valid(self.InputSerializer, request)
+        page = services.nodes_lookup(viewer=request.user, q=data["q"], kind=data.get("kind"), limit=data["limit"])
+        return self.respond({"results": page.results, "has_more": page.has_more}, self.OutputSerializer)
+
+
+class NodeNeighborsApi(MemoryApi):
+    class InputSerializer(LimitInputSerializer):
+        def get_fields(self) -> dict[str, serializers.Field]:
+            fields = super().get_fields()
+            fields["kind"] = kind_field("Only neighbours of this kind.")
+            return fields
+
+    @extend_schema_serializer(component_name="Neighbors")
+    class OutputSerializer(serializers.Serializer):
+        class NeighborSerializer(serializers.Serializer):
+            node = NodeOutputSerializer()
+            edge = serializers.ChoiceField(choices=["works_on", "for_client", "against"])
+            case = NodeOutputSerializer(help_text="The case the edge belongs to (for a case node, the case itself).")
+
+        node = NodeOutputSerializer()
+        results = NeighborSerializer(many=True)
+        has_more = serializers.BooleanField()
+        notice = serializers.CharField()
+
+    @extend_schema(
+        operation_id="walk_neighbors",
+        parameters=[InputSerializer, OpenApiParameter("id", str, OpenApiParameter.PATH, description="Opaque node id.")],
+        responses={200: OutputSerializer, **ERRORS},
+        description=(
+            "Walk the connection map one step: who works on a case, which client it is for, whom it is against, "
+            "and from a person or party, the cases they connect to. Only edges of cases the user may open are "
+            "followed; a node reached through none answers 404, exactly like an id that never existed. "
+            + ORIENTATION
+        ),
+    )
+    def get(self, request: Request, node_id: str) -> Response:
+        data = self.valid(self.InputSerializer, request)
+        page = services.node_neighbors(viewer=request.user, node_id=node_id, kind=data.get("kind"), limit=data["limit"])
+        body = {"node": page.node, "results": page.results, "has_more": page.has_more}
+        return self.respond(body, self.OutputSerializer)
+
+
+class ConflictsCheckApi(MemoryApi):
+    class InputSerializer(serializers.Serializer):
+        def get_fields(self) -> dict[str, serializers.Field]:
+            return {"name": text_field("Party name as written anywhere; legal forms, case, accents and punctuation are ignored.")}
+
+        def validate_name(self, value: str) -> str:
+            if not lookup_key(value):
+                raise serializers.ValidationError("Must contain at least one letter or digit.")
+            return value
+
+    @extend_schema_serializer(component_name="Conflicts")
+    class OutputSerializer(serializers.Serializer):
+        class MatchSerializer(serializers.Serializer):
+            case = NodeOutputSerializer()
+            party = NodeOutputSerializer()
+            role = serializers.ChoiceField(choices=["client", "counterparty"])
+
+        name = serializers.CharField()
+        matches = MatchSerializer(many=True)
+        has_more = serializers.BooleanField()
+        notice = serializers.CharField()
+
+    @extend_schema(
+        operation_id="check_conflicts",
+        parameters=[InputSerializer],
+        responses={200: OutputSerializer, **ERRORS},
+        description=(
+            "Cases where a client or counterparty has this name once case, punctuation, accents and legal forms "
+            "(Inc., LLC, Corp., GmbH, S.A., plc, ...) are ignored, with the role the party plays in each. Covers "
+            "only the cases the user may open (a firm admin: the whole firm), so an empty answer is not a "
+            "clearance. " + ORIENTATION
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        data = self.valid(self.InputSerializer, request)
+        report = services.conflicts_check(viewer=request.user, name=data["name"])
+        body = {"name": report.name, "matches": report.matches, "has_more": report.has_more}
+        return self.respond(body, self.OutputSerializer)

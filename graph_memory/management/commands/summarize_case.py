@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import apps
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from graph_memory import conf, source
+from graph_memory.summaries.service import SummaryFailed, summarize_case
+
+
+class Command(BaseCommand):
+    help = "Write, verify and save one case's summary now, and print it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--firm", required=True, help="the firm's slug")
+        parser.add_argument("case_key", help="the case number, e.g. 2026-014")
+
+    def handle(self, *args: Any, firm: str, case_key: str, **options: Any) -> None:
+        Firm = apps.get_model(conf.get("FIRM_MODEL"))
+        firm_id = Firm.objects.filter(slug=firm).values_list("pk", flat=True).first()
+        if firm_id is None:
+            raise CommandError(f"no firm with slug {firm!r}")
+        case_id = source.Case.objects.filter(firm_id=firm_id, key=case_key).values_list("pk", flat=True).first()
+        if case_id is None:
+            raise CommandError(f"no case {case_key!r} in firm {firm!r}")
+        try:
+            summary = summarize_case(case_id=case_id)
+        except SummaryFailed as exc:
+            raise CommandError(f"case {case_key}: summary failed ({exc.reason}); the previous summary is unchanged") from None
+        counts = summary.verification.get("counts", {})
+        self.stdout.write(summary.text)
+        self.stdout.write("")
+        self.stdout.write(f"Writer: {summary.writer}" + (f" ({summary.model})" if summary.model else " (no model)"))
+        self.stdout.write(
+            f"Verification: {counts.get('kept', 0)} kept, {counts.get('dropped', 0)} dropped "
+            f"of {counts.get('statements', 0)} statements"
+        )
+        for entry in summary.verification.get("dropped", []):
+            self.stdout.write(f"  dropped ({entry['reason']}): {entry['section']}")
+        self.stdout.write(f"Tokens: {summary.tokens_in} in, {summary.tokens_out} out; prompt {summary.prompt_version}")
+        self.stdout.write(conf.get("NOTICE"))
+        self.stdout.write(self.style.SUCCESS(f"Saved the summary of case {case_key}."))

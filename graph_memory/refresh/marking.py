@@ -1,0 +1,93 @@
+"""Noticing a change: flip a case's stale flag with one SQL statement.
+
+This runs inside the transaction that changed the host record (signal
+receivers call it directly), so the flag commits or rolls back with the
+change itself. It never calls a model and never reads before it writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import connection
+from django.db.models import NOT_PROVIDED, QuerySet
+
+from graph_memory import source
+from graph_memory.models import CaseSummary
+
+
+def _insert_columns() -> tuple[list[str], list[str], list[Any]]:
+    """Column names, SELECT expressions and params for a brand-new summary row.
+
+    Built from the model so that a field added later gets its Python default
+    (Django defaults are not database defaults).
+    """
+    case_table = source.Case._meta
+    computed = {
+        "case": f"c.{case_table.pk.column}",
+        "firm": f"c.{case_table.get_field('firm').column}",
+        "stale": "TRUE",
+        "stale_since": "now()",
+        "generation": "1",
+    }
+    columns: list[str] = []
+    expressions: list[str] = []
+    params: list[Any] = []
+    for field in CaseSummary._meta.concrete_fields:
+        if field.primary_key:
+            continue
+        if field.name in computed:
+            expression = computed[field.name]
+        elif field.null and field.default is NOT_PROVIDED:
+            continue  # left NULL
+        else:
+            expression = "%s"
+            params.append(field.get_db_prep_save(field.get_default(), connection))
+        columns.append(connection.ops.quote_name(field.column))
+        expressions.append(expression)
+    return columns, expressions, params
+
+
+def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
+    """Flag every given case's summary as out of date. One SQL statement, any number of cases.
+
+    `case_ids` is an iterable of case primary keys, or a QuerySet of cases
+    (or of their pks) that is inlined as a subquery. Each flagged summary's
+    `generation` goes up by one; `stale_since` keeps the time of the oldest
+    unrewritten change. A case without a summary row gets one (empty text,
+    firm taken from the case). Ids of cases that do not exist are ignored.
+    Returns the number of summary rows inserted or updated.
+    """
+    case_meta = source.Case._meta
+    pk_column = f"c.{case_meta.pk.column}"
+    if isinstance(case_ids, QuerySet):
+        subquery, where_params = case_ids.values("pk").query.sql_with_params()
+        where = f"{pk_column} IN ({subquery})"
+        where_params = list(where_params)
+    else:
+        ids = sorted({int(pk) for pk in case_ids})
+        if not ids:
+            return 0
+        where = f"{pk_column} = ANY(%s::bigint[])"
+        where_params = [ids]
+    columns, expressions, insert_params = _insert_columns()
+    table = connection.ops.quote_name(CaseSummary._meta.db_table)
+    case_column = connection.ops.quote_name(CaseSummary._meta.get_field("case").column)
+    # ON CONFLICT makes insert-or-update one atomic statement: two concurrent
+    # marks of one case both land (generation +2) without a read-then-write
+    # race. ORDER BY takes row locks in one order, so two transactions marking
+    # overlapping sets cannot deadlock. On the right of SET, bare column names
+    # are the existing row's values.
+    sql = (
+        f"INSERT INTO {table} ({', '.join(columns)}) "
+        f"SELECT {', '.join(expressions)} FROM {connection.ops.quote_name(case_meta.db_table)} c "
+        f"WHERE {where} ORDER BY {pk_column} "
+        f"ON CONFLICT ({case_column}) DO UPDATE SET "
+        f"stale = TRUE, "
+        f"generation = {table}.generation + 1, "
+        f"stale_since = CASE WHEN {table}.stale THEN COALESCE({table}.stale_since, now()) ELSE now() END"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*insert_params, *where_params])
+        return cursor.rowcount

@@ -1,0 +1,281 @@
+"""The nightly rewrite: per firm, claim stale cases oldest first, rewrite each, record the run.
+
+Claiming. A case is claimed in a short transaction that locks its summary
+row with `SELECT ... FOR UPDATE SKIP LOCKED`, writes a lease into
+`next_attempt_after` and commits. The row lock is never held across a model
+call; the lease is what keeps other workers away while the rewrite runs
+(every claim skips rows whose `next_attempt_after` is in the future), and it
+expires by itself if a worker dies mid-rewrite.
+
+Backoff after a failed rewrite (the flag and the previous summary stay;
+`attempts` counts failures since the last success):
+
+    1st failure in a row  -> due again after 20 hours  (the next nightly run)
+    2nd failure in a row  -> due again after 44 hours  (skips one night)
+    3rd and later         -> due again after 164 hours (weekly)
+
+Each delay is a few hours short of whole days so the run at the same time
+on the due night finds the case due even if tonight's run reached it late.
+A success resets `attempts` and the backoff.
+
+Counters on the run record: `claimed` = cases this run took; each ends as
+`rewritten` (a summary was saved, even if a change during the rewrite left
+the case stale for next time), `failed`, or `skipped` (another process was
+writing it right then). When the run stops claiming (batch size reached,
+token budget spent, or nothing left), the firm's stale cases that were due
+but not taken are added to `skipped`. Cases backing off are not counted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import importlib.util
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Case as SqlCase
+from django.db.models import F, Q, QuerySet, Sum, Value, When
+from django.utils import timezone
+
+from graph_memory import conf
+from graph_memory.models import AICall, CaseSummary, RefreshRun
+from graph_memory.refresh.locks import case_lock
+
+logger = logging.getLogger(__name__)
+
+BACKOFF_NEXT_NIGHT = dt.timedelta(hours=20)
+BACKOFF_SKIP_ONE_NIGHT = dt.timedelta(hours=44)
+BACKOFF_WEEKLY = dt.timedelta(hours=164)
+_MIN_LEASE = dt.timedelta(minutes=15)
+_ERROR_MAX = 500
+
+
+@dataclass(frozen=True)
+class _Claim:
+    pk: int
+    case_id: int
+    lease: dt.datetime
+
+
+def due_summaries(*, firm_id: int, now: dt.datetime | None = None) -> QuerySet[CaseSummary]:
+    """The firm's stale summaries that may be claimed now (not backing off, not leased)."""
+    now = now or timezone.now()
+    return CaseSummary.objects.filter(firm_id=firm_id, stale=True).filter(
+        Q(next_attempt_after__isnull=True) | Q(next_attempt_after__lte=now)
+    )
+
+
+def backoff_delay(attempts: int) -> dt.timedelta:
+    """How long a case waits after its `attempts`-th failure in a row."""
+    if attempts <= 1:
+        return BACKOFF_NEXT_NIGHT
+    if attempts == 2:
+        return BACKOFF_SKIP_ONE_NIGHT
+    return BACKOFF_WEEKLY
+
+
+def _lease_length() -> dt.timedelta:
+    # Longer than the slowest possible rewrite (every retry timing out), so a
+    # lease never expires under a worker that is still writing.
+    worst = float(conf.get("OPENAI_TIMEOUT")) * (int(conf.get("OPENAI_MAX_RETRIES")) + 1)
+    return max(_MIN_LEASE, dt.timedelta(seconds=4 * worst))
+
+
+def _claim_next(*, firm_id: int, taken: list[int]) -> _Claim | None:
+    now = timezone.now()
+    lease = now + _lease_length()
+    # SKIP LOCKED: a row another worker is claiming right now is passed over
+    # instead of waited for (and, with LIMIT 1, instead of making the query
+    # come back empty once that worker's lease hides the row). The lock lasts
+    # only until this block commits the lease.
+    with transaction.atomic():
+        rows = list(
+            due_summaries(firm_id=firm_id, now=now)
+            .exclude(pk__in=taken)
+            .order_by(F("stale_since").asc(nulls_first=True), "pk")
+            .select_for_update(skip_locked=True)
+            .values_list("pk", "case_id")[:1]
+        )
+        if not rows:
+            return None
+        pk, case_id = rows[0]
+        CaseSummary.objects.filter(pk=pk).update(next_attempt_after=lease)
+    return _Claim(pk=pk, case_id=case_id, lease=lease)
+
+
+def _release_lease(claim: _Claim) -> None:
+    # Compare-and-set on our own lease: if the writer already reset it, or a
+    # backoff replaced it, this changes nothing.
+    CaseSummary.objects.filter(pk=claim.pk, next_attempt_after=claim.lease).update(next_attempt_after=None)
+
+
+def _back_off(claim: _Claim) -> None:
+    # One UPDATE reading `attempts` as the writer just left it: no read-then-write.
+    now = timezone.now()
+    CaseSummary.objects.filter(pk=claim.pk).update(
+        next_attempt_after=SqlCase(
+            When(attempts__lte=1, then=Value(now + BACKOFF_NEXT_NIGHT)),
+            When(attempts=2, then=Value(now + BACKOFF_SKIP_ONE_NIGHT)),
+            default=Value(now + BACKOFF_WEEKLY),
+        )
+    )
+
+
+def _record_unexpected_failure(claim: _Claim, exc: Exception) -> None:
+    # The writer promises SummaryFailed after recording the attempt itself;
+    # anything else is a bug, recorded here the same way so backoff still works.
+    CaseSummary.objects.filter(pk=claim.pk).update(
+        attempts=F("attempts") + 1,
+        last_error=f"{type(exc).__name__}: {exc}"[:_ERROR_MAX],
+        last_attempt_at=timezone.now(),
+    )
+
+
+def _tokens_spent(*, case_id: int, since: dt.datetime) -> int:
+    # Every summary call for this case since the claim, rejected or failed
+    # ones included: those tokens were paid for too. The case lock keeps
+    # on-demand writes of the same case out of this window.
+    total = AICall.objects.filter(case_id=case_id, purpose=AICall.Purpose.SUMMARY, created_at__gte=since).aggregate(
+        total=Sum(F("tokens_in") + F("tokens_out"))
+    )["total"]
+    return int(total or 0)
+
+
+def _rewrite(claim: _Claim) -> tuple[str, int]:
+    """Rewrite one claimed case; returns ("rewritten" | "failed" | "skipped", tokens spent)."""
+    from graph_memory.summaries import service as summary_service
+
+    with case_lock(claim.case_id) as locked:
+        if not locked:
+            _release_lease(claim)  # an on-demand write is under way; leave the case to it
+            return "skipped", 0
+        started = timezone.now()
+        summary_tokens = 0
+        try:
+            summary = summary_service.summarize_case(case_id=claim.case_id)
+        except summary_service.SummaryFailed:
+            outcome = "failed"
+        except DatabaseError:
+            raise  # the database is gone: the run itself fails
+        except Exception as exc:
+            logger.exception("summary rewrite of case %s raised unexpectedly", claim.case_id)
+            _record_unexpected_failure(claim, exc)
+            outcome = "failed"
+        else:
+            outcome = "rewritten"
+            summary_tokens = summary.tokens_in + summary.tokens_out
+        tokens = max(_tokens_spent(case_id=claim.case_id, since=started), summary_tokens)
+    if outcome == "rewritten":
+        _release_lease(claim)
+    else:
+        _back_off(claim)
+    return outcome, tokens
+
+
+def _backfill_embeddings(run: RefreshRun, *, limit: int) -> None:
+    # Optional hook: the embeddings module may not be installed in this
+    # deployment. find_spec tells "absent" apart from "present but broken".
+    if importlib.util.find_spec("graph_memory.embeddings") is None:
+        logger.debug("no graph_memory.embeddings module: embedding backfill skipped")
+        return
+    backfill = getattr(importlib.import_module("graph_memory.embeddings"), "backfill_missing_embeddings", None)
+    if backfill is None:
+        logger.debug("graph_memory.embeddings has no backfill_missing_embeddings: skipped")
+        return
+    try:
+        result = backfill(firm_id=run.firm_id, limit=limit)
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        # Search is a bonus layer: the summaries are saved, so the run is done.
+        logger.exception("embedding backfill failed for firm %s", run.firm_id)
+        run.error = f"embedding backfill failed: {type(exc).__name__}: {exc}"[:_ERROR_MAX]
+        return
+    if isinstance(result, int):
+        run.embedded += result
+    elif hasattr(result, "embedded"):
+        run.embedded += int(result.embedded)
+    elif result is not None:
+        run.embedded += len(result)
+
+
+def _finish(run: RefreshRun, *, status: str, error: str) -> None:
+    run.status = status
+    run.error = error[:_ERROR_MAX]
+    run.finished_at = timezone.now()
+    try:
+        run.save()
+    except DatabaseError:
+        if connection.in_atomic_block:
+            raise
+        # The connection died mid-run: a fresh one records the outcome, so no
+        # run is left "running" and the next run starts from a clean slate.
+        connection.close()
+        run.save()
+
+
+_COUNTERS = ["claimed", "rewritten", "failed", "skipped", "tokens_used"]
+
+
+def refresh_firm(
+    *,
+    firm_id: int,
+    limit: int | None = None,
+    trigger: str = "nightly",
+    progress: Callable[[RefreshRun], None] | None = None,
+) -> RefreshRun:
+    """Rewrite up to `limit` (default NIGHTLY_BATCH_SIZE) of one firm's stale summaries, oldest first.
+
+    Never touches another firm's cases. Stops claiming once the firm's
+    NIGHTLY_TOKEN_BUDGET (if set) is spent; the case that crosses the budget
+    is finished, not cut off. Then retries missing embeddings. Returns the
+    run record, always finished: `done`, or `failed` with the error if
+    something escaped (for example the database connection dropping). Never
+    raises for a failed rewrite; `progress`, if given, is called after each
+    claimed case.
+    """
+    cap = int(conf.get("NIGHTLY_BATCH_SIZE") if limit is None else limit)
+    budget = conf.get("NIGHTLY_TOKEN_BUDGET")
+    run = RefreshRun.objects.create(firm_id=firm_id, trigger=trigger)
+    taken: list[int] = []
+    try:
+        while run.claimed < cap and (budget is None or run.tokens_used < budget):
+            claim = _claim_next(firm_id=firm_id, taken=taken)
+            if claim is None:
+                break
+            taken.append(claim.pk)
+            run.claimed += 1
+            outcome, tokens = _rewrite(claim)
+            setattr(run, outcome, getattr(run, outcome) + 1)
+            run.tokens_used += tokens
+            # Saved as it goes, so admin shows a long run's progress.
+            run.save(update_fields=_COUNTERS)
+            if progress is not None:
+                progress(run)
+        run.skipped += due_summaries(firm_id=firm_id).exclude(pk__in=taken).count()
+        _backfill_embeddings(run, limit=max(cap, 1))
+    except Exception as exc:
+        logger.exception("refresh of firm %s failed", firm_id)
+        _finish(run, status=RefreshRun.Status.FAILED, error=f"{type(exc).__name__}: {exc}")
+    else:
+        _finish(run, status=RefreshRun.Status.DONE, error=run.error)
+    return run
+
+
+def refresh_all_firms() -> list[int]:
+    """Enqueue one refresh task per firm (a Celery group, firm ids only), on commit; returns the ids."""
+    from celery import group
+    from django.apps import apps
+
+    from graph_memory.tasks import refresh_firm_task
+
+    firm_model = apps.get_model(conf.get("FIRM_MODEL"))
+    firm_ids = list(firm_model.objects.order_by("pk").values_list("pk", flat=True))
+    if firm_ids:
+        job = group(refresh_firm_task.s(firm_id) for firm_id in firm_ids)
+        # Each firm is its own task: one firm's bad night (or crash) cannot touch another's.
+        transaction.on_commit(job.apply_async)
+    return firm_ids

@@ -1,0 +1,60 @@
+"""A case asked about before its first summary gets one on the spot, written once however many ask."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.utils import timezone
+
+from graph_memory import conf
+from graph_memory.models import CaseSummary
+from graph_memory.refresh.locks import case_lock
+
+logger = logging.getLogger(__name__)
+
+
+def _current(case_id: int) -> CaseSummary | None:
+    return CaseSummary.objects.filter(case_id=case_id).first()
+
+
+def ensure_summary(*, case_id: int, timeout: float | None = None) -> CaseSummary | None:
+    """The case's summary, writing the first one now if it has none yet; None if that cannot be done in time.
+
+    Single flight: the writer holds the case's advisory lock, so concurrent
+    callers for one case cause one model call; the others wait (up to
+    `timeout`, default ON_DEMAND_TIMEOUT seconds) and then read what it saved.
+    If the write fails, or the lock is not free in time, returns None and the
+    caller answers "no summary yet" with header facts only. Never raises for a
+    failed write. An existing summary is returned as is, even if stale (the
+    nightly run refreshes it). The caller has already checked that the viewer
+    may open the case: this function does not reason about viewers.
+    """
+    summary = _current(case_id)
+    if summary is not None and summary.has_summary:
+        return summary
+    wait = float(conf.get("ON_DEMAND_TIMEOUT") if timeout is None else timeout)
+    asked_at = timezone.now()
+    started = time.monotonic()
+    with case_lock(case_id, wait=wait) as locked:
+        summary = _current(case_id)
+        if summary is not None and summary.has_summary:
+            return summary  # someone else wrote it while we waited
+        if not locked:
+            logger.info("on-demand summary of case %s: still being written after %.1fs", case_id, wait)
+            return None
+        if summary is not None and summary.last_attempt_at is not None and summary.last_attempt_at >= asked_at:
+            # The caller we waited for just tried and failed: paying for a
+            # second attempt now would double the cost of a bad case.
+            return None
+        from graph_memory.summaries import service as summary_service
+
+        try:
+            written = summary_service.summarize_case(case_id=case_id)
+        except summary_service.SummaryFailed as exc:
+            logger.info("on-demand summary of case %s failed: %s", case_id, exc)
+            return None
+        if time.monotonic() - started > wait:
+            # Saved for next time, but this answer has already waited too long.
+            logger.info("on-demand summary of case %s took longer than %.1fs", case_id, wait)
+        return written

@@ -1,0 +1,67 @@
+"""The nightly refresh's django-celery-beat entry: one namespaced periodic task, updated in place."""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
+from django_celery_beat.validators import crontab_validator
+
+from graph_memory import conf
+
+PERIODIC_TASK_NAME = "graph_memory: nightly summary refresh"
+TASK = "graph_memory.refresh_all_firms"
+CRONTAB_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
+
+
+class InvalidCrontab(ValueError):
+    """NIGHTLY_CRONTAB is not a valid five-field cron expression."""
+
+
+def parse_crontab(expression: str) -> dict[str, str]:
+    """Split and validate "m h dom mon dow"; raises InvalidCrontab naming the problem."""
+    if not isinstance(expression, str):
+        raise InvalidCrontab(f"NIGHTLY_CRONTAB must be a string, not {type(expression).__name__}")
+    parts = expression.split()
+    if len(parts) != len(CRONTAB_FIELDS):
+        raise InvalidCrontab(
+            f"NIGHTLY_CRONTAB {expression!r} must have 5 fields (minute hour day-of-month month day-of-week), "
+            f"not {len(parts)}"
+        )
+    try:
+        crontab_validator(" ".join(parts))
+    except ValidationError as exc:
+        raise InvalidCrontab(f"NIGHTLY_CRONTAB {expression!r}: {'; '.join(exc.messages)}") from exc
+    return dict(zip(CRONTAB_FIELDS, parts, strict=True))
+
+
+@transaction.atomic
+def setup_nightly_schedule(*, expression: str | None = None) -> tuple[PeriodicTask, bool]:
+    """Create or update the nightly periodic task; returns (task, created).
+
+    Idempotent. Touches only the task named PERIODIC_TASK_NAME; a crontab row
+    it used before is left in place, since other apps' tasks may share it.
+    """
+    fields = parse_crontab(conf.get("NIGHTLY_CRONTAB") if expression is None else expression)
+    # Beat reads crontabs in UTC here (CELERY_TIMEZONE); firms' local nights differ,
+    # and one fixed time keeps the load predictable.
+    # filter().first(), not get_or_create: other apps may have made identical rows.
+    crontab = CrontabSchedule.objects.filter(**fields, timezone="UTC").order_by("pk").first()
+    if crontab is None:
+        crontab = CrontabSchedule.objects.create(**fields, timezone="UTC")
+    task, created = PeriodicTask.objects.update_or_create(
+        name=PERIODIC_TASK_NAME,
+        defaults={
+            "task": TASK,
+            "crontab": crontab,
+            "interval": None,
+            "solar": None,
+            "clocked": None,
+            "one_off": False,
+            "enabled": True,
+            "args": "[]",
+            "kwargs": "{}",
+            "description": "Rewrites stale case summaries, one Celery task per firm (graph_memory).",
+        },
+    )
+    return task, created

@@ -1,0 +1,180 @@
+"""Writing one case's summary: build the slice, write, verify, save or keep the old one.
+
+Nothing here reasons about viewers: a summary is written from one case's own
+records and reads the same whoever asks later (reads filter by viewer).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.contrib.postgres.search import SearchVector
+from django.db import transaction
+from django.db.models import Case as SqlCase
+from django.db.models import F, TextField, Value, When
+from django.utils import timezone
+
+from graph_memory import conf, events, source
+from graph_memory.models import AICall, CaseSummary, SummaryVersion
+from graph_memory.summaries import rulebook
+from graph_memory.summaries.context import CaseNotFound, ContextSlice, build_context
+from graph_memory.summaries.verify import verify_summary
+from graph_memory.summaries.writers import ModelCall, Writer, WriterError, get_writer, validate_content
+
+logger = logging.getLogger(__name__)
+
+ERROR_MAX_CHARS = 500
+
+
+class SummaryFailed(Exception):
+    """No summary was saved; the previous one (if any) is untouched. `reason` holds no case text."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary:
+    """Write, verify and save the summary of case `case_id`; return the saved row.
+
+    Promises: only statements that pass `verify.verify_summary` are saved; a
+    failure of any kind (writer error, timeout, garbage, nothing verified)
+    saves nothing but the error and raises `SummaryFailed`; every model call
+    is logged as an `AICall` (counts only) and announced by
+    `events.ai_call_finished`; a change to the case that lands while the
+    summary is being written keeps the case stale. `events.summary_saved` is
+    sent after the save commits.
+    """
+    firm_id = _case_firm_id(case_id)
+    row, _ = CaseSummary.objects.get_or_create(case_id=case_id, defaults={"firm_id": firm_id})
+    # Read before the context is built: a change committed after this point
+    # bumps `generation` past it, and the compare-and-set below sees that.
+    generation = row.generation
+    try:
+        context = build_context(case_id=case_id)
+    except CaseNotFound:
+        raise SummaryFailed("case not found") from None
+    writer = writer or get_writer()
+
+    try:
+        result = writer.write(context)
+    except WriterError as exc:
+        _log_calls(exc.calls, writer=writer, context=context, outcome=AICall.Outcome.ERROR, error=exc.reason)
+        _record_failure(row.pk, exc.reason)
+        raise SummaryFailed(exc.reason) from None
+    except Exception as exc:  # a writer bug must not lose the previous summary either
+        logger.exception("summary writer %s failed on case %s", writer.name, case_id)
+        _record_failure(row.pk, f"writer error: {type(exc).__name__}")
+        raise SummaryFailed(f"writer error: {type(exc).__name__}") from None
+
+    problem = validate_content(result.content)
+    verification = verify_summary(result.content, context) if problem is None else None
+    reason = problem or ("" if verification and verification.ok else "no statement survived verification")
+    # The extractive writer makes no model call, so it reports no calls and logs no AICall.
+    outcome = AICall.Outcome.REJECTED if reason else AICall.Outcome.OK
+    _log_calls(result.calls, writer=writer, context=context, outcome=outcome, error=reason)
+    if reason or verification is None:
+        _record_failure(row.pk, reason)
+        raise SummaryFailed(reason)
+
+    text = rulebook.render_text(verification.content)
+    fields: dict[str, Any] = {
+        "text": text,
+        "content": verification.content,
+        "writer": writer.name,
+        "model": writer.model,
+        "prompt_version": rulebook.PROMPT_VERSION,
+        "tokens_in": result.tokens_in,
+        "tokens_out": result.tokens_out,
+        "source_ids": verification.source_ids,
+        "verification": verification.report,
+    }
+    now = timezone.now()
+    with transaction.atomic():
+        CaseSummary.objects.filter(pk=row.pk).update(
+            **fields,
+            written_at=now,
+            written_generation=generation,
+            attempts=0,
+            last_error="",
+            last_attempt_at=now,
+            next_attempt_after=None,
+            search_vector=_search_vector(context, text),
+            # Compare-and-set in the same UPDATE: clear the flag only if no change
+            # landed since `generation` was read. A document processed while the
+            # model was writing bumped `generation`; this summary does not reflect
+            # it, so the case must stay stale for the next run.
+            stale=SqlCase(When(generation=generation, then=Value(False)), default=F("stale")),
+            stale_since=SqlCase(When(generation=generation, then=Value(None)), default=F("stale_since")),
+        )
+        SummaryVersion.objects.create(case_id=case_id, firm_id=context.firm_id, generation=generation, **fields)
+    summary = CaseSummary.objects.get(pk=row.pk)
+    # After commit (at once when no transaction is open), and robustly: a failing
+    # receiver (embedding, say) can never undo the save.
+    transaction.on_commit(lambda: _send_saved(summary), robust=True)
+    return summary
+
+
+def _case_firm_id(case_id: int) -> int:
+    firm_id = source.Case.objects.filter(pk=case_id).values_list("firm_id", flat=True).first()
+    if firm_id is None:
+        raise SummaryFailed("case not found")
+    return firm_id
+
+
+def summary_payload(summary: CaseSummary) -> dict[str, Any]:
+    """A summary as served anywhere: always with the fixed notice."""
+    return {
+        "case_id": summary.case_id,
+        "text": summary.text,
+        "content": summary.content,
+        "writer": summary.writer,
+        "model": summary.model,
+        "prompt_version": summary.prompt_version,
+        "written_at": summary.written_at.isoformat() if summary.written_at else None,
+        "stale": summary.stale,
+        "notice": conf.get("NOTICE"),
+    }
+
+
+def _search_vector(context: ContextSlice, text: str) -> Any:
+    names = " ".join(context.party_names)
+    return SearchVector(
+        Value(f"{context.case_key} {context.title} {names}", output_field=TextField()), weight="A", config="english"
+    ) + SearchVector(Value(f"{context.description} {text}", output_field=TextField()), weight="B", config="english")
+
+
+def _record_failure(row_pk: int, reason: str) -> None:
+    """One UPDATE: the text and content stay as they were; the flag stays up."""
+    CaseSummary.objects.filter(pk=row_pk).update(
+        attempts=F("attempts") + 1, last_error=reason[:ERROR_MAX_CHARS], last_attempt_at=timezone.now()
+    )
+
+
+def _log_calls(calls: tuple[ModelCall, ...], *, writer: Writer, context: ContextSlice, outcome: str, error: str) -> None:
+    """One AICall row per model call; the last call carries the outcome, earlier ones (a refused
+    response format) are errors. Counts and ids only, never prompt or output text."""
+    for position, call in enumerate(calls):
+        last = position == len(calls) - 1
+        ai_call = AICall.objects.create(
+            firm_id=context.firm_id,
+            case_id=context.case_id,
+            purpose=AICall.Purpose.SUMMARY,
+            writer=writer.name,
+            model=call.model,
+            tokens_in=call.tokens_in,
+            tokens_out=call.tokens_out,
+            latency_ms=call.latency_ms,
+            outcome=outcome if last else AICall.Outcome.ERROR,
+            error=(call.error or (error if last else ""))[:ERROR_MAX_CHARS],
+        )
+        for receiver, response in events.ai_call_finished.send_robust(sender=AICall, ai_call=ai_call):
+            if isinstance(response, Exception):
+                logger.error("ai_call_finished receiver %r failed: %r", receiver, response)
+
+
+def _send_saved(summary: CaseSummary) -> None:
+    for receiver, response in events.summary_saved.send_robust(sender=CaseSummary, case_id=summary.case_id, summary=summary):
+        if isinstance(response, Exception):
+            logger.error("summary_saved receiver %r failed: %r", receiver, response)

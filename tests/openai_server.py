@@ -1,0 +1,237 @@
+"""A small OpenAI-compatible HTTP server for tests: real HTTP on 127.0.0.1, scripted answers.
+
+    server = OpenAIServer().start()
+    server.add_chat(Reply.json({...}), Reply.error(500))   # served in order
+    server.reject_json_schema = True                      # behave like llama.cpp's server
+    ... the real `openai` client talks to server.base_url ...
+    server.requests, server.calls("/v1/chat/completions")
+    server.stop()
+
+Endpoints:
+- POST /v1/chat/completions: the next queued chat `Reply` (or `default_chat`;
+  with neither, HTTP 500 "no scenario queued"). With `reject_json_schema`,
+  any request asking for response_format json_schema gets HTTP 400 before a
+  reply is taken, like llama.cpp; json_object is served.
+- POST /v1/embeddings: the next queued embeddings `Reply` if any, otherwise
+  deterministic vectors: a hashed bag of words, L2-normalised, of dimension
+  `dimensions` from the request (default 384); `encoding_format` float or
+  base64 (the client's default) honoured; usage counts words.
+
+The `openai_server` fixture in conftest.py starts one per test and points
+OPENAI_BASE_URL / OPENAI_API_KEY at it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import re
+import struct
+import threading
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer. `content` is the chat message content (a string, sent as is)."""
+
+    status: int = 200
+    content: str | None = None
+    body: dict[str, Any] | None = None  # a whole JSON body, overriding everything else
+    delay: float = 0.0
+    prompt_tokens: int = 420
+    completion_tokens: int = 96
+    finish_reason: str = "stop"
+
+    @classmethod
+    def json(cls, obj: Any, **kwargs: Any) -> Reply:
+        return cls(content=json.dumps(obj), **kwargs)
+
+    @classmethod
+    def raw(cls, text: str, **kwargs: Any) -> Reply:
+        return cls(content=text, **kwargs)
+
+    @classmethod
+    def error(cls, status: int, message: str = "server error", **kwargs: Any) -> Reply:
+        return cls(status=status, body={"error": {"message": message, "type": "server_error", "code": None}}, **kwargs)
+
+    @classmethod
+    def slow(cls, seconds: float, then: Reply | None = None) -> Reply:
+        reply = then or cls(content="{}")
+        reply.delay = seconds
+        return reply
+
+
+def hashed_embedding(text: str, dimensions: int = 384) -> list[float]:
+    """Deterministic bag-of-words vector: each word adds +-1 at a hashed index; L2-normalised."""
+    vector = [0.0] * dimensions
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        index = int.from_bytes(digest[:4], "big") % dimensions
+        vector[index] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0:
+        vector[0], norm = 1.0, 1.0
+    return [v / norm for v in vector]
+
+
+class OpenAIServer:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.reject_json_schema = False
+        self.default_chat: Reply | None = None
+        self._chat: deque[Reply] = deque()
+        self._embeddings: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- scripting -------------------------------------------------------------------------
+
+    def add_chat(self, *replies: Reply) -> None:
+        with self._lock:
+            self._chat.extend(replies)
+
+    def add_embeddings(self, *replies: Reply) -> None:
+        with self._lock:
+            self._embeddings.extend(replies)
+
+    def calls(self, path: str | None = None) -> int:
+        """How many requests arrived (at `path`, e.g. "/v1/chat/completions")."""
+        with self._lock:
+            return sum(1 for r in self.requests if path is None or r["path"] == path)
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r["body"] for r in self.requests if r["path"] == "/v1/chat/completions"]
+
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "server not started"
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> OpenAIServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {}
+                status, payload, delay = server._answer(self.path, body)
+                if delay and server._stopping.wait(delay):
+                    return
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="openai-test-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    # --- answering -------------------------------------------------------------------------
+
+    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
+        with self._lock:
+            self.requests.append({"path": path, "body": body})
+            if path == "/v1/chat/completions":
+                fmt = (body.get("response_format") or {}).get("type")
+                if self.reject_json_schema and fmt == "json_schema":
+                    return 400, _llama_rejection(), 0.0
+                reply = self._chat.popleft() if self._chat else self.default_chat
+                if reply is None:
+                    return 500, {"error": {"message": "no scenario queued", "type": "server_error"}}, 0.0
+                return reply.status, reply.body or _completion(body, reply), reply.delay
+            if path == "/v1/embeddings":
+                reply = self._embeddings.popleft() if self._embeddings else None
+                if reply is not None and (reply.status != 200 or reply.body):
+                    return reply.status, reply.body or {}, reply.delay
+                return 200, _embeddings(body), reply.delay if reply else 0.0
+        return 404, {"error": {"message": f"unknown path {path}", "type": "invalid_request_error"}}, 0.0
+
+
+def _llama_rejection() -> dict[str, Any]:
+    return {
+        "error": {
+            "code": 400,
+            "message": "response_format type 'json_schema' is not supported; use 'json_object'",
+            "type": "invalid_request_error",
+            "param": "response_format",
+        }
+    }
+
+
+def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 1_767_225_600,
+        "model": request.get("model", "test-model"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": reply.finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+    }
+
+
+def _embeddings(request: dict[str, Any]) -> dict[str, Any]:
+    inputs = request.get("input", [])
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    dimensions = int(request.get("dimensions") or 384)
+    data = []
+    words = 0
+    for index, text in enumerate(inputs):
+        text = text if isinstance(text, str) else " ".join(map(str, text))
+        words += len(re.findall(r"\w+", text))
+        vector = hashed_embedding(text, dimensions)
+        if request.get("encoding_format") == "base64":
+            encoded: Any = base64.b64encode(struct.pack(f"<{dimensions}f", *vector)).decode()
+        else:
+            encoded = vector
+        data.append({"object": "embedding", "index": index, "embedding": encoded})
+    return {
+        "object": "list",
+        "data": data,
+        "model": request.get("model", "test-embedding"),
+        "usage": {"prompt_tokens": words, "total_tokens": words},
+    }
