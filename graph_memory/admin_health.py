@@ -220,13 +220,16 @@ def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
     if case_id is not None:
         # Ordered by kind only: the model's default ordering joins the host's case table.
         edges = list(
-            Edge.objects.filter(firm_id=firm.pk, case_id=case_id).select_related("source", "target").order_by("kind", "pk")
+            Edge.objects.filter(firm_id=firm.pk, case_id=case_id)
+            .select_related("source", "target")
+            .order_by("kind", "pk")
         )
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
         "title": f"Memory health — {firm}",
         "firm": firm,
+        "firm_tz": tz,
         "firms": firms if request.user.is_superuser else [],
         "counts": summary_counts(firm_id=firm.pk),
         "runs": last_run_per_night(firm_id=firm.pk, tz=tz, since=since),

@@ -52,6 +52,10 @@ DEFAULTS: dict[str, Any] = {
     # Context slice caps not covered above (summaries/context.py).
     "CONTEXT_MAX_COUNTERPARTIES": 10,
     "CONTEXT_MAX_PAGES_PER_DOCUMENT": 3,
+    # Search: up to this many visible vectors, an exact scan; beyond, the HNSW index
+    # (iterative scan) with this candidate list size (hnsw.ef_search).
+    "SEARCH_EXACT_MAX": 10000,
+    "SEARCH_EF_SEARCH": 200,
 }
 
 _INT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, int) and not isinstance(v, bool)}

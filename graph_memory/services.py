@@ -29,3 +29,11 @@ from graph_memory.selectors import nodes_lookup as nodes_lookup
 from graph_memory.summaries.service import SummaryFailed as SummaryFailed
 from graph_memory.summaries.service import summarize_case as summarize_case
 from graph_memory.summaries.service import summary_payload as summary_payload
+
+# Briefs and search (briefs.py, search.py, embeddings.py).
+from graph_memory.briefs import Brief as Brief
+from graph_memory.briefs import node_brief as node_brief
+from graph_memory.embeddings import backfill_missing_embeddings as backfill_missing_embeddings
+from graph_memory.embeddings import embed_case_summary as embed_case_summary
+from graph_memory.search import SearchResult as SearchResult
+from graph_memory.search import search_cases as search_cases

@@ -186,3 +186,7 @@ def _party_renamed(sender: Any, instance: Any, created: bool, **kwargs: Any) -> 
             cases = source.Case.objects.filter(counterparties=instance.pk)
         mark_stale(case_ids=cases)
     instance._graph_memory_party = party
+
+
+# --- Search: a saved summary gets its vector (receiver in embeddings.py, connected by this import). ---
+from graph_memory import embeddings as _embeddings  # noqa: E402, F401

@@ -37,3 +37,12 @@ def refresh_all_firms_task() -> list[int]:
 def refresh_firm_task(firm_id: int) -> int:
     """Rewrite one firm's stale summaries; returns the run record's id."""
     return services.refresh_firm(firm_id=firm_id).pk
+
+
+# --- Search: embed a saved summary ----------------------------------------------
+
+
+@shared_task(name="graph_memory.embed_case_summary", acks_late=True, ignore_result=True)
+def embed_case_summary_task(case_id: int) -> bool:
+    """Embed one case's current summary; running it twice stores the same vector."""
+    return services.embed_case_summary(case_id=case_id)

@@ -48,7 +48,7 @@ class SummarizeSpy:
             self.case_ids.append(case_id)
         if self.before is not None:
             self.before(case_id)
-        if writer is None and self._writer_for is not None:
+        if self._writer_for is not None:
             writer = self._writer_for(case_id)
         return self.real(case_id=case_id, writer=writer)
 

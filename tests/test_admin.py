@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,31 +49,6 @@ class World:
     own_case: Case
 
 
-def _map(case: Case) -> None:
-    """The connection map of one case, written directly (graph.py may or may not have run)."""
-
-    def node(kind: str, ref_id: int, label: str) -> Node:
-        found, _ = Node.objects.get_or_create(
-            firm_id=case.firm_id,
-            kind=kind,
-            ref_id=ref_id,
-            defaults={"id": uuid.uuid4(), "label": label, "name_key": label.lower()},
-        )
-        return found
-
-    def edge(kind: str, source: Node, target: Node) -> None:
-        Edge.objects.get_or_create(
-            case=case, kind=kind, source=source, target=target, defaults={"id": uuid.uuid4(), "firm_id": case.firm_id}
-        )
-
-    centre = node(Node.Kind.CASE, case.pk, str(case))
-    edge(Edge.Kind.FOR_CLIENT, centre, node(Node.Kind.CLIENT, case.client_id, case.client.name))
-    for lawyer in [case.owner, *case.team.all()]:
-        edge(Edge.Kind.WORKS_ON, node(Node.Kind.LAWYER, lawyer.pk, str(lawyer)), centre)
-    for party in case.counterparties.all():
-        edge(Edge.Kind.AGAINST, centre, node(Node.Kind.COUNTERPARTY, party.pk, party.name))
-
-
 def _derived(case: Case, *, text: str, days_ago: int = 1) -> CaseSummary:
     summary, _ = CaseSummary.objects.update_or_create(
         case=case,
@@ -92,12 +66,20 @@ def _derived(case: Case, *, text: str, days_ago: int = 1) -> CaseSummary:
         case=case, firm_id=case.firm_id, text=text, writer="extractive", prompt_version="1", generation=1
     )
     call = AICall.objects.create(
-        firm_id=case.firm_id, case=case, purpose="summary", writer="extractive", outcome="ok", tokens_in=300, tokens_out=50
+        firm_id=case.firm_id,
+        case=case,
+        purpose="summary",
+        writer="extractive",
+        outcome="ok",
+        tokens_in=300,
+        tokens_out=50,
     )
     AICall.objects.filter(pk=call.pk).update(created_at=timezone.now() - dt.timedelta(days=days_ago))
-    run = RefreshRun.objects.create(firm_id=case.firm_id, status="done", claimed=3, rewritten=2, failed=1, tokens_used=350)
+    run = RefreshRun.objects.create(
+        firm_id=case.firm_id, status="done", claimed=3, rewritten=2, failed=1, tokens_used=350
+    )
     RefreshRun.objects.filter(pk=run.pk).update(started_at=timezone.now() - dt.timedelta(days=days_ago))
-    _map(case)
+    services.graph_sync_case(case_id=case.pk)
     return summary
 
 
@@ -216,9 +198,16 @@ def test_every_change_page_renders_and_another_firms_object_is_404(world: World)
 
 def test_summary_page_shows_state_history_and_no_vector(world: World) -> None:
     summary = CaseSummary.objects.get(case=world.own_case)
-    CaseSummary.objects.filter(pk=summary.pk).update(embedding=[0.0123456] * 384, attempts=2, last_error="model timed out")
+    CaseSummary.objects.filter(pk=summary.pk).update(
+        embedding=[0.0123456] * 384, attempts=2, last_error="model timed out"
+    )
     page = _login(world.dana).get(_url(CaseSummary, "change", summary.pk)).content.decode()
-    for expected in ("Northwind buys Castell Components GmbH.", "model timed out", "northwind-model", "&quot;checked&quot;"):
+    for expected in (
+        "Northwind buys Castell Components GmbH.",
+        "model timed out",
+        "northwind-model",
+        "&quot;checked&quot;",
+    ):
         assert expected in page
     assert "Saved versions (newest first)" in page and "No saved versions." not in page
     assert 'alt="True"' in page  # embedding present
@@ -269,9 +258,13 @@ def test_firm_admin_edits_own_records_and_cannot_point_them_at_another_firm(worl
     assert response.status_code == 302
     deadline.refresh_from_db()
     assert (deadline.title, deadline.done) == ("Moved", True)
-    response = http.post(_url(Deadline, "change", deadline.pk), {**data, "title": "Moved again", "case": world.other_case.pk})
+    response = http.post(
+        _url(Deadline, "change", deadline.pk), {**data, "title": "Moved again", "case": world.other_case.pk}
+    )
     assert response.status_code == 200  # the form is shown again with an error
-    response = http.post(_url(Deadline, "change", deadline.pk), {**data, "firm": world.other.pk, "case": deadline.case_id})
+    response = http.post(
+        _url(Deadline, "change", deadline.pk), {**data, "firm": world.other.pk, "case": deadline.case_id}
+    )
     assert response.status_code == 200
     deadline.refresh_from_db()
     assert (deadline.title, deadline.firm_id) == ("Moved", world.firm.pk)
@@ -336,7 +329,8 @@ def test_health_page_counts_runs_chart_and_map(world: World) -> None:
     assert SECRET not in page.lower()
     cases = Case.objects.filter(firm=world.firm).count()
     assert f'id="gm-count-cases">{cases}<' in page
-    assert "?stale__exact=1\">1<" in page and "?state=failed\">1<" in page
+    assert 'id="gm-count-stale"><a href="/admin/graph_memory/casesummary/?stale__exact=1">1<' in page
+    assert 'id="gm-count-failed"><a href="/admin/graph_memory/casesummary/?state=failed">1<' in page
     assert f'id="gm-count-never">{cases - 1}<' in page
     assert page.count('class="gm-run"') == 1
     assert page.count('class="gm-bar"') == 14

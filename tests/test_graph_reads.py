@@ -13,7 +13,8 @@ from rest_framework.test import APIClient
 from accounts.models import Firm, User
 from graph_memory import access, conf, services
 from graph_memory.models import Node
-from practice.models import Case, CaseCounterparty, CaseTeamMember
+from practice.models import Case, CaseCounterparty, CaseTeamMember, CaseUserObjectPermission
+from practice.permissions import view_case_permission
 from tests.conftest import Personas
 from tests.factories import ClientFactory, CounterpartyFactory
 
@@ -226,6 +227,11 @@ def grow_firm(p: Personas, cases: int) -> None:
     )
     CaseTeamMember.objects.bulk_create(CaseTeamMember(case=c, user=p.teammate, firm=p.firm) for c in made)
     CaseCounterparty.objects.bulk_create(CaseCounterparty(case=c, counterparty=cp, firm=p.firm) for c in made)
+    # bulk_create fires no signal: grant owner and teammate `view_case` as the host would.
+    view_case = view_case_permission()
+    CaseUserObjectPermission.objects.bulk_create(
+        CaseUserObjectPermission(content_object=c, user=u, permission=view_case) for c in made for u in (p.owner, p.teammate)
+    )
     services.graph_rebuild_firm(firm_id=p.firm.pk)
 
 

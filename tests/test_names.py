@@ -24,11 +24,11 @@ SAME_PARTY = [
     ("Heineken B.V.", "heineken"),
     ("Polska Sp. z o.o.", "Polska"),
     ("O'Brien & Sons Ltd.", "OBrien and Sons"),
-    ("O’Brien & Sons", "o'brien & sons"),
+    ("O\u2019Brien & Sons", "o'brien & sons"),
     ("Straße AG", "STRASSE"),
     ("  Brightline   Logistics LLC ", "brightline logistics"),
     ("Crème Brûlée Pty Ltd", "creme brulee"),
-    ("ＡＣＭＥ Inc", "Acme"),  # full-width letters
+    ("\uff21\uff23\uff2d\uff25 Inc", "Acme"),  # full-width letters
 ]
 
 DIFFERENT_PARTIES = [

@@ -244,3 +244,15 @@ def test_missing_embeddings_are_retried_through_the_hook(monkeypatch) -> None:
     fake.backfill_missing_embeddings = broken
     run = refresh_firm(firm_id=case.firm_id)
     assert run.status == "done" and "embedder down" in run.error  # summaries never depend on search
+
+
+@pytest.mark.django_db
+def test_a_misconfigured_writer_fails_the_run_before_any_claim(monkeypatch, refresh_settings) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    refresh_settings.GRAPH_MEMORY = {**refresh_settings.GRAPH_MEMORY, "WRITER": "openai"}
+    case = CaseFactory()
+    run = refresh_firm(firm_id=case.firm_id)
+    assert (run.status, run.claimed) == ("failed", 0) and "OPENAI_API_KEY" in run.error
+    assert summary_of(case).next_attempt_after is None  # nothing leased: the next good run takes it
+

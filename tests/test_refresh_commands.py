@@ -64,6 +64,14 @@ def test_an_invalid_crontab_is_refused_and_nothing_is_written(refresh_settings, 
     assert not PeriodicTask.objects.exists() and not CrontabSchedule.objects.exists()
 
 
+def test_system_check_catches_a_bad_crontab(refresh_settings) -> None:
+    from graph_memory.checks import check_settings
+
+    assert not [e for e in check_settings() if e.id == "graph_memory.E020"]
+    refresh_settings.GRAPH_MEMORY = {**refresh_settings.GRAPH_MEMORY, "NIGHTLY_CRONTAB": "0 25 * * *"}
+    assert [e.id for e in check_settings() if e.id == "graph_memory.E020"] == ["graph_memory.E020"]
+
+
 def test_parse_crontab_names_the_fields() -> None:
     assert parse_crontab("0 2 * * *") == {
         "minute": "0", "hour": "2", "day_of_month": "*", "month_of_year": "*", "day_of_week": "*"

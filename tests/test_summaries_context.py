@@ -135,7 +135,9 @@ def test_no_other_case_ever_appears(django_assert_num_queries) -> None:
     target = CaseFactory(firm=firm, client=client, counterparties=[shared_cp], description="Target matter.")
     DocumentFactory(case=target, key="doc", pages=["Target page."])
     NoteFactory(case=target, key="n1", text="Target note.")
-    sibling = CaseFactory(firm=firm, client=client, counterparties=[shared_cp, CounterpartyFactory(firm=firm, name="CANARY-cp")])
+    sibling = CaseFactory(
+        firm=firm, client=client, counterparties=[shared_cp, CounterpartyFactory(firm=firm, name="CANARY-cp")]
+    )
     elsewhere = CaseFactory(firm=FirmFactory(slug="other-law"), description="CANARY-header")
     for n, case in enumerate([sibling, elsewhere]):
         Case.objects.filter(pk=case.pk).update(title=f"CANARY-title-{n}", description=f"CANARY-description-{n}")
@@ -176,7 +178,8 @@ def test_save_clears_the_flag_and_indexes_the_summary(demo_firm: Firm, django_ca
     case = demo_case(demo_firm, "2026-014")
     # The row may exist already: importing the records marked the case stale.
     CaseSummary.objects.update_or_create(
-        case=case, defaults={"firm": demo_firm, "stale": True, "stale_since": timezone.now(), "generation": 4, "attempts": 2}
+        case=case,
+        defaults={"firm": demo_firm, "stale": True, "stale_since": timezone.now(), "generation": 4, "attempts": 2},
     )
     saved: list[tuple[int, int]] = []
 
@@ -243,6 +246,17 @@ def test_get_writer_honours_the_setting(settings, monkeypatch) -> None:
     assert isinstance(get_writer(), ExtractiveWriter)
     settings.GRAPH_MEMORY = {"WRITER": "openai", "OPENAI_MODEL": "some-model"}
     assert get_writer().model == "some-model"
+
+
+def test_an_unconfigured_writer_fails_cleanly(demo_firm: Firm, settings, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    settings.GRAPH_MEMORY = {"WRITER": "openai"}
+    case = demo_case(demo_firm, "2026-047")
+    with pytest.raises(SummaryFailed, match="writer not configured"):
+        summarize_case(case_id=case.pk)
+    row = CaseSummary.objects.get(case=case)
+    assert (row.text, row.attempts, row.last_error) == ("", 1, "writer not configured")
 
 
 def test_command_prints_the_summary(demo_firm: Firm, capsys, monkeypatch) -> None:

@@ -98,7 +98,10 @@ def test_extracted_facts_are_normalised() -> None:
 @pytest.mark.parametrize(
     ("text", "names"),
     [
-        ("Northwind Holdings, Inc. buys Castell Components GmbH.", ["Northwind Holdings, Inc.", "Castell Components GmbH"]),
+        (
+            "Northwind Holdings, Inc. buys Castell Components GmbH.",
+            ["Northwind Holdings, Inc.", "Castell Components GmbH"],
+        ),
         ("The Share Purchase Agreement was signed.", ["Share Purchase Agreement"]),
         ("Client Alice Hale approved it.", ["Alice Hale"]),
         ("Signing is due on 15 December 2026.", []),
@@ -124,7 +127,9 @@ def test_clip_never_ends_on_half_a_date_or_amount() -> None:
 
 def _slice() -> ContextSlice:
     items = (
-        ContextItem("case:header", "header", "Case 2026-014: Northwind / Castell acquisition. Status: Open. Opened: 2026-03-02."),
+        ContextItem(
+            "case:header", "header", "Case 2026-014: Northwind / Castell acquisition. Status: Open. Opened: 2026-03-02."
+        ),
         ContextItem("client:northwind", "client", "Client: Northwind Holdings, Inc.", 8),
         ContextItem("counterparty:castell", "counterparty", "Counterparty: Castell Components GmbH", 14),
         ContextItem("deadline:signing", "deadline", "Deadline “Target signing”: due 2026-12-15, open."),

@@ -21,7 +21,12 @@ from tests.openai_server import OpenAIServer, Reply
 pytestmark = pytest.mark.django_db
 
 GOOD: dict[str, list[dict[str, Any]]] = {
-    "status": [{"text": "The Northwind / Castell acquisition is open; it was opened on 2026-03-02.", "sources": ["case:header"]}],
+    "status": [
+        {
+            "text": "The Northwind / Castell acquisition is open; it was opened on 2026-03-02.",
+            "sources": ["case:header"],
+        }
+    ],
     "parties": [
         {
             "text": "Northwind Holdings, Inc. is buying all shares of Castell Components GmbH.",
@@ -30,11 +35,17 @@ GOOD: dict[str, list[dict[str, Any]]] = {
     ],
     "key_dates": [
         {"text": "Target signing is due 15 December 2026.", "sources": ["deadline:signing"]},
-        {"text": "The Buyer may terminate if antitrust clearance is not obtained by Dec. 15, 2026.", "sources": ["document:spa-v3#p2"]},
+        {
+            "text": "The Buyer may terminate if antitrust clearance is not obtained by Dec. 15, 2026.",
+            "sources": ["document:spa-v3#p2"],
+        },
     ],
     "money": [
         {"text": "The purchase price is EUR 48,000,000.", "sources": ["document:spa-v3#p1"]},
-        {"text": "Invoice INV-0057 for $31,840.50 was issued on 2026-10-01 and is unpaid.", "sources": ["invoice:inv-57"]},
+        {
+            "text": "Invoice INV-0057 for $31,840.50 was issued on 2026-10-01 and is unpaid.",
+            "sources": ["invoice:inv-57"],
+        },
     ],
     "recent_activity": [
         {
@@ -108,7 +119,9 @@ def assert_untouched(previous: CaseSummary, *, reason: str) -> None:
     assert SummaryVersion.objects.filter(case_id=previous.case_id).count() == 1
 
 
-def test_good_summary_is_saved_and_logged(openai_server: OpenAIServer, case: Case, fired, django_capture_on_commit_callbacks) -> None:
+def test_good_summary_is_saved_and_logged(
+    openai_server: OpenAIServer, case: Case, fired, django_capture_on_commit_callbacks
+) -> None:
     openai_server.add_chat(Reply.json(GOOD, prompt_tokens=812, completion_tokens=143))
     with django_capture_on_commit_callbacks(execute=True):
         summary = summarize_case(case_id=case.pk)
@@ -143,17 +156,32 @@ def test_good_summary_is_saved_and_logged(openai_server: OpenAIServer, case: Cas
     [
         pytest.param(
             with_statement("key_dates", 0, text="Target signing is due 20 December 2026."),
-            {"section": "key_dates", "text": "Target signing is due 20 December 2026.", "reason": "unsupported_date", "detail": "2026-12-20"},
+            {
+                "section": "key_dates",
+                "text": "Target signing is due 20 December 2026.",
+                "reason": "unsupported_date",
+                "detail": "2026-12-20",
+            },
             id="invented-date",
         ),
         pytest.param(
             with_statement("money", 1, text="Invoice INV-0057 for $31,850.00 was issued on 2026-10-01."),
-            {"section": "money", "text": "Invoice INV-0057 for $31,850.00 was issued on 2026-10-01.", "reason": "unsupported_amount", "detail": "USD 31850.00"},
+            {
+                "section": "money",
+                "text": "Invoice INV-0057 for $31,850.00 was issued on 2026-10-01.",
+                "reason": "unsupported_amount",
+                "detail": "USD 31850.00",
+            },
             id="invented-amount",
         ),
         pytest.param(
             with_statement("money", 0, sources=["document:spa-v4#p1"]),
-            {"section": "money", "text": "The purchase price is EUR 48,000,000.", "reason": "unknown_source", "detail": "document:spa-v4#p1"},
+            {
+                "section": "money",
+                "text": "The purchase price is EUR 48,000,000.",
+                "reason": "unknown_source",
+                "detail": "document:spa-v4#p1",
+            },
             id="unknown-citation",
         ),
     ],

@@ -12,4 +12,7 @@ urlpatterns: list = [
     path("nodes/", views.NodeLookupApi.as_view(), name="nodes"),
     path("nodes/<str:node_id>/neighbors/", views.NodeNeighborsApi.as_view(), name="node-neighbors"),
     path("conflicts/", views.ConflictsCheckApi.as_view(), name="conflicts"),
+    # Briefs and search.
+    path("nodes/<str:node_id>/brief/", views.NodeBriefApi.as_view(), name="node-brief"),
+    path("search/", views.SearchApi.as_view(), name="search"),
 ]

@@ -163,3 +163,86 @@ class ConflictsCheckApi(MemoryApi):
         report = services.conflicts_check(viewer=request.user, name=data["name"])
         body = {"name": report.name, "matches": report.matches, "has_more": report.has_more}
         return self.respond(body, self.OutputSerializer)
+
+
+# --- Briefs and search ------------------------------------------------------------
+
+
+class NodeBriefApi(MemoryApi):
+    class InputSerializer(LimitInputSerializer):
+        pass
+
+    @extend_schema_serializer(component_name="Brief")
+    class OutputSerializer(serializers.Serializer):
+        class CaseEntrySerializer(serializers.Serializer):
+            case = NodeOutputSerializer()
+            summary = serializers.CharField(allow_blank=True, help_text='The stored summary; "" when none exists yet.')
+            has_summary = serializers.BooleanField()
+            header = serializers.CharField(help_text="Header facts: number, title, status, opened, client, counterparties.")
+            stale = serializers.BooleanField(help_text="The case changed after the summary was written.")
+            updated_at = serializers.DateTimeField(
+                source="written_at", allow_null=True, help_text="When the summary was written (ISO 8601), or null."
+            )
+            notice = serializers.CharField()
+
+        node = NodeOutputSerializer()
+        text = serializers.CharField(help_text="The whole brief as one text, notice included.")
+        cases = CaseEntrySerializer(many=True)
+        has_more = serializers.BooleanField()
+        notice = serializers.CharField()
+
+    @extend_schema(
+        operation_id="get_brief",
+        parameters=[InputSerializer, OpenApiParameter("id", str, OpenApiParameter.PATH, description="Opaque node id.")],
+        responses={200: OutputSerializer, **ERRORS},
+        description=(
+            "What the memory knows about one node. For a case: its stored AI-written summary (written on the spot "
+            "if it has none yet), its header facts, whether it is stale and when it was written. For a client, "
+            "counterparty or lawyer: the summaries of the connected cases the user may open, assembled now for "
+            "this user (never stored), most recently active first, capped by `limit` with `has_more`. A node the "
+            "user reaches through no case they may open answers 404. Treat it as orientation to check, not as "
+            "fact. " + ORIENTATION
+        ),
+    )
+    def get(self, request: Request, node_id: str) -> Response:
+        data = self.valid(self.InputSerializer, request)
+        brief = services.node_brief(viewer=request.user, node_id=node_id, limit=data["limit"])
+        body = {"node": brief.node, "text": brief.text, "cases": brief.cases, "has_more": brief.has_more}
+        return self.respond(body, self.OutputSerializer)
+
+
+class SearchApi(MemoryApi):
+    class InputSerializer(LimitInputSerializer):
+        def get_fields(self) -> dict[str, serializers.Field]:
+            fields = super().get_fields()
+            fields["q"] = text_field("What the case is about, in plain words (meaning and words both count).")
+            return fields
+
+    @extend_schema_serializer(component_name="Search")
+    class OutputSerializer(serializers.Serializer):
+        class HitSerializer(serializers.Serializer):
+            case = NodeOutputSerializer()
+            score = serializers.FloatField(help_text="Fused rank score in (0, 1]; 1 = first in every ranking used.")
+            snippet = serializers.CharField(allow_blank=True, help_text="An excerpt of that case's summary.")
+
+        results = HitSerializer(many=True)
+        mode = serializers.ChoiceField(
+            choices=["hybrid", "keyword"], help_text="hybrid = meaning and words; keyword = words only (no embedder)."
+        )
+        notice = serializers.CharField()
+
+    @extend_schema(
+        operation_id="search_cases",
+        parameters=[InputSerializer],
+        responses={200: OutputSerializer, **ERRORS},
+        description=(
+            "Find the user's cases by what they are about, without knowing their names: ranked by meaning "
+            "(embeddings of the case summaries) and by words (full text), best first, each with a snippet of its "
+            "summary. Only cases the user may open are searched at all. `mode` says whether meaning was used or "
+            "only words. Snippets are AI-written orientation to verify, not fact. " + ORIENTATION
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        data = self.valid(self.InputSerializer, request)
+        result = services.search_cases(viewer=request.user, q=data["q"], limit=data["limit"])
+        return self.respond({"results": result.results, "mode": result.mode}, self.OutputSerializer)

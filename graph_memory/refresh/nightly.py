@@ -34,6 +34,7 @@ import importlib.util
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Case as SqlCase
@@ -144,7 +145,7 @@ def _tokens_spent(*, case_id: int, since: dt.datetime) -> int:
     return int(total or 0)
 
 
-def _rewrite(claim: _Claim) -> tuple[str, int]:
+def _rewrite(claim: _Claim, *, writer: Any) -> tuple[str, int]:
     """Rewrite one claimed case; returns ("rewritten" | "failed" | "skipped", tokens spent)."""
     from graph_memory.summaries import service as summary_service
 
@@ -155,7 +156,7 @@ def _rewrite(claim: _Claim) -> tuple[str, int]:
         started = timezone.now()
         summary_tokens = 0
         try:
-            summary = summary_service.summarize_case(case_id=claim.case_id)
+            summary = summary_service.summarize_case(case_id=claim.case_id, writer=writer)
         except summary_service.SummaryFailed:
             outcome = "failed"
         except DatabaseError:
@@ -167,7 +168,8 @@ def _rewrite(claim: _Claim) -> tuple[str, int]:
         else:
             outcome = "rewritten"
             summary_tokens = summary.tokens_in + summary.tokens_out
-        tokens = max(_tokens_spent(case_id=claim.case_id, since=started), summary_tokens)
+        # A saved summary carries its tokens (all its calls); a failure's calls are only in the log.
+        tokens = summary_tokens if outcome == "rewritten" else _tokens_spent(case_id=claim.case_id, since=started)
     if outcome == "rewritten":
         _release_lease(claim)
     else:
@@ -178,7 +180,11 @@ def _rewrite(claim: _Claim) -> tuple[str, int]:
 def _backfill_embeddings(run: RefreshRun, *, limit: int) -> None:
     # Optional hook: the embeddings module may not be installed in this
     # deployment. find_spec tells "absent" apart from "present but broken".
-    if importlib.util.find_spec("graph_memory.embeddings") is None:
+    try:
+        present = importlib.util.find_spec("graph_memory.embeddings") is not None
+    except (ImportError, ValueError):
+        present = False
+    if not present:
         logger.debug("no graph_memory.embeddings module: embedding backfill skipped")
         return
     backfill = getattr(importlib.import_module("graph_memory.embeddings"), "backfill_missing_embeddings", None)
@@ -242,13 +248,19 @@ def refresh_firm(
     run = RefreshRun.objects.create(firm_id=firm_id, trigger=trigger)
     taken: list[int] = []
     try:
+        # One writer (one HTTP client) for the whole run: building a client
+        # costs about as much as a fast model call. Built before any claim, so
+        # a misconfigured writer fails the run without leasing a case.
+        from graph_memory.summaries.writers import get_writer
+
+        writer = get_writer()
         while run.claimed < cap and (budget is None or run.tokens_used < budget):
             claim = _claim_next(firm_id=firm_id, taken=taken)
             if claim is None:
                 break
             taken.append(claim.pk)
             run.claimed += 1
-            outcome, tokens = _rewrite(claim)
+            outcome, tokens = _rewrite(claim, writer=writer)
             setattr(run, outcome, getattr(run, outcome) + 1)
             run.tokens_used += tokens
             # Saved as it goes, so admin shows a long run's progress.

@@ -217,7 +217,12 @@ def build_context(*, case_id: int) -> ContextSlice:
     ]
     candidates += [(f"counterparty:{key}", "counterparty", "Counterparty: ", name) for key, name in counterparties]
     candidates += [
-        (f"deadline:{d['key']}", "deadline", "", f"Deadline “{d['title']}”: due {_day(d['due'])}, {'done' if d['done'] else 'open'}.")
+        (
+            f"deadline:{d['key']}",
+            "deadline",
+            "",
+            f"Deadline “{d['title']}”: due {_day(d['due'])}, {'done' if d['done'] else 'open'}.",
+        )
         for d in deadlines
     ]
     candidates += [
@@ -230,7 +235,9 @@ def build_context(*, case_id: int) -> ContextSlice:
         )
         for i in invoices
     ]
-    candidates += [(f"note:{n['key']}", "note", f"Working note ({_day(n['created'])}): ", n["text_head"]) for n in notes]
+    candidates += [
+        (f"note:{n['key']}", "note", f"Working note ({_day(n['created'])}): ", n["text_head"]) for n in notes
+    ]
     candidates += [
         (f"draft:{d['key']}", "draft", f"Draft “{d['title']}” ({_day(d['created'])}): ", d["text_head"]) for d in drafts
     ]

@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from django.contrib.postgres.search import SearchVector
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import Case as SqlCase
 from django.db.models import F, TextField, Value, When
@@ -55,7 +56,11 @@ def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary
         context = build_context(case_id=case_id)
     except CaseNotFound:
         raise SummaryFailed("case not found") from None
-    writer = writer or get_writer()
+    try:
+        writer = writer or get_writer()
+    except ImproperlyConfigured:
+        _record_failure(row.pk, "writer not configured")
+        raise SummaryFailed("writer not configured") from None
 
     try:
         result = writer.write(context)
@@ -152,7 +157,9 @@ def _record_failure(row_pk: int, reason: str) -> None:
     )
 
 
-def _log_calls(calls: tuple[ModelCall, ...], *, writer: Writer, context: ContextSlice, outcome: str, error: str) -> None:
+def _log_calls(
+    calls: tuple[ModelCall, ...], *, writer: Writer, context: ContextSlice, outcome: str, error: str
+) -> None:
     """One AICall row per model call; the last call carries the outcome, earlier ones (a refused
     response format) are errors. Counts and ids only, never prompt or output text."""
     for position, call in enumerate(calls):
@@ -175,6 +182,8 @@ def _log_calls(calls: tuple[ModelCall, ...], *, writer: Writer, context: Context
 
 
 def _send_saved(summary: CaseSummary) -> None:
-    for receiver, response in events.summary_saved.send_robust(sender=CaseSummary, case_id=summary.case_id, summary=summary):
+    for receiver, response in events.summary_saved.send_robust(
+        sender=CaseSummary, case_id=summary.case_id, summary=summary
+    ):
         if isinstance(response, Exception):
             logger.error("summary_saved receiver %r failed: %r", receiver, response)

@@ -85,7 +85,12 @@ _CUR_AFTER = r"(?P<cur2>€|£|\b(?:" + "|".join(sorted(CURRENCY_CODES)) + r"|do
 
 _DATE_PATTERNS = [
     ("iso", re.compile(r"(?<![\d.])(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?!\d)")),
-    ("dmy", re.compile(r"(?<!\d)(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_RE + r",?\s+(?P<y>\d{4})(?!\d)", re.I)),
+    (
+        "dmy",
+        re.compile(
+            r"(?<!\d)(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_RE + r",?\s+(?P<y>\d{4})(?!\d)", re.I
+        ),
+    ),
     ("mdy", re.compile(_MONTH_RE + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})(?!\d)", re.I)),
     ("slash", re.compile(r"(?<![\d/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})(?![\d/])")),
     ("dots", re.compile(r"(?<![\d.])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})(?![\d.])")),
@@ -226,7 +231,10 @@ def source_facts(text: str) -> Facts:
 def unsupported(statement: Facts, sources: Facts) -> tuple[str, list[str]] | None:
     """The first kind of fact in `statement` missing from `sources`, with the missing values."""
     checks: list[tuple[str, list[str]]] = [
-        ("unsupported_date", sorted(statement.dates - sources.dates) + sorted(statement.as_written - sources.as_written)),
+        (
+            "unsupported_date",
+            sorted(statement.dates - sources.dates) + sorted(statement.as_written - sources.as_written),
+        ),
         ("unsupported_date", sorted(statement.months - sources.months)),
         ("unsupported_amount", sorted(f"{c} {v:f}" for c, v in statement.money - sources.money)),
         ("unsupported_percentage", sorted(f"{v:f}%" for v in statement.percents - sources.percents)),

@@ -27,7 +27,9 @@ class Command(BaseCommand):
         try:
             summary = summarize_case(case_id=case_id)
         except SummaryFailed as exc:
-            raise CommandError(f"case {case_key}: summary failed ({exc.reason}); the previous summary is unchanged") from None
+            raise CommandError(
+                f"case {case_key}: summary failed ({exc.reason}); the previous summary is unchanged"
+            ) from None
         counts = summary.verification.get("counts", {})
         self.stdout.write(summary.text)
         self.stdout.write("")

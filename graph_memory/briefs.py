@@ -1,0 +1,172 @@
+"""Briefs: what the memory knows about one node, assembled for one viewer at request time.
+
+A case brief is that case's stored summary. A client, counterparty or lawyer
+brief is never stored anywhere: it is stitched, on each request, from the
+summaries of the connected cases *this viewer may open* (filtered inside the
+query by the access module), so two viewers can get two different briefs and
+nothing merging two cases' facts ever touches disk, a cache or a log line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models.functions import Greatest
+
+from graph_memory import access, conf, source
+from graph_memory.models import CaseSummary, Edge, Node
+from graph_memory.selectors import NodeRef, node_get
+
+NO_SUMMARY = "No summary exists yet; header facts only."
+
+
+@dataclass(frozen=True)
+class BriefCase:
+    case: NodeRef
+    case_id: int
+    key: str
+    header: str  # header facts: number, title, status, opened, client, counterparties
+    summary: str  # the stored summary text; "" when the case has none yet
+    stale: bool  # the case changed since the summary was written
+    written_at: dt.datetime | None
+    notice: str
+
+    @property
+    def has_summary(self) -> bool:
+        return bool(self.summary)
+
+
+@dataclass(frozen=True)
+class Brief:
+    node: NodeRef
+    text: str  # the whole brief as one text, notice included
+    cases: list[BriefCase]
+    has_more: bool  # more visible connected cases exist beyond `cases`
+    notice: str
+
+
+def _page_size(limit: int | None) -> int:
+    if limit is None:
+        return int(conf.get("PAGE_DEFAULT"))
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= int(conf.get("PAGE_MAX")):
+        raise ValueError(f"limit must be an integer from 1 to {conf.get('PAGE_MAX')}")
+    return limit
+
+
+def _case_rows(viewer: Any, cases: Q, limit: int) -> list[dict[str, Any]]:
+    """Visible cases matching `cases`, most recently active first, with everything a brief shows. One query."""
+    case_node = Node.objects.filter(firm_id=OuterRef("firm_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk"))
+    against = source.CaseCounterparty.objects.filter(case_id=OuterRef("pk")).order_by("counterparty__name", "pk")
+    rows = (
+        access.visible_cases(viewer)
+        .filter(cases)
+        .annotate(
+            node_id=Subquery(case_node.values("id")[:1]),
+            node_label=Subquery(case_node.values("label")[:1]),
+            client_name=F("client__name"),
+            against=ArraySubquery(against.values("counterparty__name")),
+            summary_text=F("memory_summary__text"),
+            summary_stale=F("memory_summary__stale"),
+            summary_written_at=F("memory_summary__written_at"),
+            # Activity: the last time the case header, its records (they raise
+            # the stale flag) or its summary changed.
+            active=Greatest("updated_at", "memory_summary__written_at", "memory_summary__stale_since"),
+        )
+        .order_by(F("active").desc(nulls_last=True), "key", "pk")
+        .values(
+            "pk", "key", "title", "status", "opened", "description", "node_id", "node_label", "client_name",
+            "against", "summary_text", "summary_stale", "summary_written_at",
+        )
+    )
+    return list(rows[: limit + 1])
+
+
+def _header(row: dict[str, Any]) -> str:
+    facts = [f"{row['key']} — {row['title']}", f"status {row['status']}", f"opened {row['opened']:%Y-%m-%d}"]
+    if row["client_name"]:
+        facts.append(f"client {row['client_name']}")
+    if row["against"]:
+        facts.append("against " + "; ".join(row["against"]))
+    return " · ".join(facts)
+
+
+def _entry(row: dict[str, Any], notice: str) -> BriefCase:
+    header = _header(row)
+    summary = row["summary_text"] or ""
+    if not summary and row["description"]:
+        header = f"{header}\n{row['description']}"
+    return BriefCase(
+        case=NodeRef(id=str(row["node_id"]), kind=Node.Kind.CASE.value, label=row["node_label"] or row["title"]),
+        case_id=row["pk"],
+        key=row["key"],
+        header=header,
+        summary=summary,
+        stale=bool(row["summary_stale"]) if summary else False,
+        written_at=row["summary_written_at"] if summary else None,
+        notice=notice,
+    )
+
+
+def _with_summary(entry: BriefCase, summary: CaseSummary | None) -> BriefCase:
+    if summary is None or not summary.has_summary:
+        return entry
+    return BriefCase(**{**entry.__dict__, "summary": summary.text, "stale": summary.stale, "written_at": summary.written_at})
+
+
+def _text(node: NodeRef, entries: list[BriefCase], has_more: bool, notice: str) -> str:
+    if node.kind == Node.Kind.CASE:
+        intro = f"Brief on case {node.label}: its stored summary."
+    else:
+        count = f"{len(entries)} case{'s' if len(entries) != 1 else ''}"
+        intro = (
+            f"Brief on {node.label} ({node.kind}), assembled now from the summaries of {count} you may open, "
+            "most recently active first."
+        )
+    blocks = [f"{intro}\n{notice}"]
+    for entry in entries:
+        if entry.summary:
+            written = f"{entry.written_at:%Y-%m-%d %H:%M} UTC" if entry.written_at else "at an unknown time"
+            state = " — stale: the case has changed since" if entry.stale else ""
+            body = f"Summary written {written}{state}.\n{entry.summary}"
+        else:
+            body = NO_SUMMARY
+        blocks.append(f"## {entry.header}\n{body}")
+    if has_more:
+        blocks.append("More connected cases exist than shown here; ask with a higher limit to see them.")
+    return "\n\n".join(blocks)
+
+
+def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None) -> Brief:
+    """The brief of one node for this viewer; `access.NotFound` if they reach it through no case they may open.
+
+    Promises: a case brief is its stored summary (written on the spot, once,
+    if the case has none yet; "no summary exists yet" with header facts if
+    that fails), with the stale flag and when it was written. Any other brief
+    holds only cases the viewer may open, most recently active first (ties by
+    case number), at most `limit` (default PAGE_DEFAULT, at most PAGE_MAX),
+    and `has_more` counts only such cases. Hidden, unknown and malformed ids
+    raise the same `NotFound`. Nothing is written, cached or logged (except
+    the first summary of a never-summarised case). Two queries.
+    """
+    limit = _page_size(limit)
+    node = node_get(viewer=viewer, node_id=node_id)  # NotFound unless a visible case reaches it
+    if node.kind == Node.Kind.CASE:
+        cases = Q(pk=node.ref_id)
+    else:
+        cases = Q(pk__in=Edge.objects.filter(Q(source_id=node.pk) | Q(target_id=node.pk)).values("case_id"))
+    rows = _case_rows(viewer, cases, limit)
+    if not rows:
+        raise access.NotFound
+    notice = conf.get("NOTICE")
+    entries = [_entry(row, notice) for row in rows[:limit]]
+    if node.kind == Node.Kind.CASE and not entries[0].summary:
+        from graph_memory.refresh import ensure_summary
+
+        entries[0] = _with_summary(entries[0], ensure_summary(case_id=entries[0].case_id))
+    ref = NodeRef(id=str(node.pk), kind=node.kind, label=node.label)
+    has_more = len(rows) > limit
+    return Brief(node=ref, text=_text(ref, entries, has_more, notice), cases=entries, has_more=has_more, notice=notice)

