@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from django.apps import apps
@@ -42,11 +42,13 @@ WORKS_ON, FOR_CLIENT, AGAINST = (k.value for k in Edge.Kind)
 
 
 def node_uuid(*, firm_id: int, kind: str, ref_id: int) -> uuid.UUID:
-    return uuid.uuid5(ID_NAMESPACE, f"node:{firm_id}:{kind}:{ref_id}")
+    """The id of a node; `_WANTED_SQL` computes the same value in SQL."""
+    return uuid.uuid3(ID_NAMESPACE, f"node:{firm_id}:{kind}:{ref_id}")
 
 
 def edge_uuid(*, case_id: int, kind: str, source_id: uuid.UUID, target_id: uuid.UUID) -> uuid.UUID:
-    return uuid.uuid5(ID_NAMESPACE, f"edge:{case_id}:{kind}:{source_id}:{target_id}")
+    """The id of an edge; `_WANTED_SQL` computes the same value in SQL."""
+    return uuid.uuid3(ID_NAMESPACE, f"edge:{case_id}:{kind}:{source_id}:{target_id}")
 
 
 @dataclass
@@ -79,110 +81,153 @@ class GraphChanges:
         return {f.name: getattr(self, f.name) for f in fields(self)} | {"written": self.written}
 
 
-@dataclass
-class _Wanted:
-    """The rows the host records call for, keyed by their derived ids."""
-
-    nodes: dict[uuid.UUID, tuple[Any, ...]] = field(default_factory=dict)
-    edges: dict[uuid.UUID, tuple[Any, ...]] = field(default_factory=dict)
-    case_nodes: dict[int, tuple[int, uuid.UUID]] = field(default_factory=dict)
-
-    def node(self, firm_id: int, kind: str, ref_id: int, label: str) -> uuid.UUID:
-        node_id = node_uuid(firm_id=firm_id, kind=kind, ref_id=ref_id)
-        if node_id not in self.nodes:
-            label = label[:_LABEL_MAX]
-            party = party_key(label)[:_LABEL_MAX] if kind in (CLIENT, COUNTERPARTY) else ""
-            self.nodes[node_id] = (firm_id, kind, ref_id, label, lookup_key(label)[:_LABEL_MAX], party)
-        return node_id
-
-    def edge(self, firm_id: int, case_id: int, kind: str, source_id: uuid.UUID, target_id: uuid.UUID) -> None:
-        edge_id = edge_uuid(case_id=case_id, kind=kind, source_id=source_id, target_id=target_id)
-        self.edges[edge_id] = (firm_id, case_id, kind, source_id, target_id)
-
-
-def _wanted(*, firm_id: int | None = None, case_id: int | None = None) -> _Wanted:
-    scope = {"firm_id": firm_id, "case_id": case_id}
-    wanted = _Wanted()
-    for case, firm, label, owner, owner_label, client, client_label in source.graph_case_rows(**scope):
-        case_node = wanted.node(firm, CASE, case, label)
-        wanted.case_nodes[case] = (firm, case_node)
-        wanted.edge(firm, case, WORKS_ON, wanted.node(firm, LAWYER, owner, owner_label), case_node)
-        wanted.edge(firm, case, FOR_CLIENT, case_node, wanted.node(firm, CLIENT, client, client_label))
-    # Links of a case that is not in the rows above (created after they were
-    # read) are left to that case's own sync.
-    for case, user, user_label in source.graph_team_rows(**scope):
-        if case in wanted.case_nodes:
-            firm, case_node = wanted.case_nodes[case]
-            wanted.edge(firm, case, WORKS_ON, wanted.node(firm, LAWYER, user, user_label), case_node)
-    for case, counterparty, name in source.graph_counterparty_rows(**scope):
-        if case in wanted.case_nodes:
-            firm, case_node = wanted.case_nodes[case]
-            wanted.edge(firm, case, AGAINST, case_node, wanted.node(firm, COUNTERPARTY, counterparty, name))
-    return wanted
-
-
 N, E = Node._meta.db_table, Edge._meta.db_table
-_WANT_NODES = "SELECT * FROM unnest(%s::uuid[], %s::bigint[], %s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[]) AS w(id, firm_id, kind, ref_id, label, name_key, party_key)"
-_NO_EDGE = f"NOT EXISTS (SELECT 1 FROM {E} e WHERE e.source_id = n.id) AND NOT EXISTS (SELECT 1 FROM {E} e WHERE e.target_id = n.id)"
-_WANT_EDGES = "SELECT * FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[], %s::text[], %s::uuid[], %s::uuid[]) AS w(id, firm_id, case_id, kind, source_id, target_id)"
 
 
-def _columns(rows: dict[uuid.UUID, tuple[Any, ...]], width: int) -> list[list[Any]]:
-    """{id: (a, b, ...)} as column arrays [ids, as, bs, ...] for unnest()."""
-    columns: list[list[Any]] = [list(rows)] + [[] for _ in range(width)]
-    for values in rows.values():
-        for column, value in zip(columns[1:], values, strict=True):
-            column.append(value)
-    return columns
+def _uuid3_sql(name: str) -> str:
+    """SQL for uuid.uuid3(ID_NAMESPACE, <name>): MD5 of namespace + name, with the version and variant bits set."""
+    digest = f"md5('\\x{ID_NAMESPACE.hex}'::bytea || convert_to({name}, 'UTF8'))"
+    return (
+        f"(SELECT (substr(h, 1, 12) || '3' || substr(h, 14, 3) || translate(substr(h, 17, 1), '0123456789abcdef', "
+        f"'89ab89ab89ab89ab') || substr(h, 18))::uuid FROM (SELECT {digest} AS h) digest)"
+    )
 
 
-def _apply(wanted: _Wanted, *, firm_id: int, case_id: int | None) -> GraphChanges:
-    """Make the stored rows in scope (the firm, or one case's edges) equal to `wanted`."""
-    changes = GraphChanges()
-    node_columns, edge_columns = _columns(wanted.nodes, 6), _columns(wanted.edges, 5)
-    edge_scope = "e.case_id = %s" if case_id is not None else "e.firm_id = %s"
-    with connection.cursor() as cursor:
+# The rows the host records call for, as two CTEs over the source querysets:
+# wn (id, firm_id, kind, ref_id, label) and we (id, firm_id, case_id, kind, source_id, target_id).
+_WANTED_SQL = f"""
+WITH heads AS MATERIALIZED ({{heads}}), team AS ({{team}}), parties AS ({{parties}}),
+wn_raw AS (
+    SELECT firm_ref AS firm_id, '{CASE}' AS kind, case_ref AS ref_id, case_label AS label FROM heads
+    UNION ALL SELECT firm_ref, '{LAWYER}', owner_ref, owner_label FROM heads
+    UNION ALL SELECT firm_ref, '{CLIENT}', client_ref, client_label FROM heads
+    UNION ALL SELECT h.firm_ref, '{LAWYER}', t.user_ref, t.user_label FROM team t JOIN heads h USING (case_ref)
+    UNION ALL SELECT h.firm_ref, '{COUNTERPARTY}', p.party_ref, p.party_label FROM parties p JOIN heads h USING (case_ref)
+),
+wn AS MATERIALIZED (
+    SELECT {_uuid3_sql("'node:' || r.firm_id || ':' || r.kind || ':' || r.ref_id")} AS id,
+           r.firm_id, r.kind, r.ref_id, left(r.label, {_LABEL_MAX}) AS label
+    FROM (SELECT DISTINCT firm_id, kind, ref_id, label FROM wn_raw) r
+),
+we_raw AS (
+    SELECT firm_ref AS firm_id, case_ref AS case_id, '{WORKS_ON}' AS kind, '{LAWYER}' AS skind, owner_ref AS sref,
+           '{CASE}' AS tkind, case_ref AS tref FROM heads
+    UNION SELECT h.firm_ref, case_ref, '{WORKS_ON}', '{LAWYER}', t.user_ref, '{CASE}', case_ref
+          FROM team t JOIN heads h USING (case_ref)
+    UNION SELECT firm_ref, case_ref, '{FOR_CLIENT}', '{CASE}', case_ref, '{CLIENT}', client_ref FROM heads
+    UNION SELECT h.firm_ref, case_ref, '{AGAINST}', '{CASE}', case_ref, '{COUNTERPARTY}', p.party_ref
+          FROM parties p JOIN heads h USING (case_ref)
+),
+we AS (
+    SELECT {_uuid3_sql("'edge:' || r.case_id || ':' || r.kind || ':' || s.id || ':' || t.id")} AS id,
+           r.firm_id, r.case_id, r.kind, s.id AS source_id, t.id AS target_id
+    FROM we_raw r
+    JOIN wn s ON s.kind = r.skind AND s.ref_id = r.sref
+    JOIN wn t ON t.kind = r.tkind AND t.ref_id = r.tref
+)
+"""
+_NO_EDGE = (
+    f"NOT EXISTS (SELECT 1 FROM {E} x WHERE x.source_id = n.id) AND NOT EXISTS (SELECT 1 FROM {E} x WHERE x.target_id = n.id)"
+)
+
+
+def _wanted(*, firm_id: int | None, case_id: int | None) -> tuple[str, list[Any]]:
+    """The WITH clause defining wn and we for the firm or the case, and its parameters."""
+    scope = {"firm_id": firm_id, "case_id": case_id}
+    parts, params = {}, []
+    for name, queryset in (
+        ("heads", source.graph_case_headers(**scope)),
+        ("team", source.graph_team_links(**scope)),
+        ("parties", source.graph_counterparty_links(**scope)),
+    ):
+        parts[name], part_params = queryset.query.sql_with_params()
+        params += part_params
+    return _WANTED_SQL.format(**parts), params
+
+
+def _keys(kind: str, label: str) -> tuple[str, str]:
+    return lookup_key(label)[:_LABEL_MAX], party_key(label)[:_LABEL_MAX] if kind in (CLIENT, COUNTERPARTY) else ""
+
+
+def _write_nodes(cursor: Any, with_sql: str, with_params: list[Any], changes: GraphChanges) -> int:
+    """Insert the wanted nodes that are missing and relabel those whose label or keys differ.
+
+    The name keys come from `names.py` (Python), so the wanted labels are read
+    back with the stored ones and only the differences are sent to the database.
+    """
+    cursor.execute(
+        f"{with_sql} SELECT wn.id, wn.firm_id, wn.kind, wn.ref_id, wn.label, n.id IS NOT NULL, n.label, n.name_key, n.party_key "
+        f"FROM wn LEFT JOIN {N} n ON n.id = wn.id",
+        with_params,
+    )
+    new: list[tuple[Any, ...]] = []
+    changed: list[tuple[Any, ...]] = []
+    rows = cursor.fetchall()
+    for node_id, firm_id, kind, ref_id, label, stored, old_label, old_name_key, old_party_key in rows:
+        name_key, party = _keys(kind, label)
+        if not stored:
+            new.append((node_id, firm_id, kind, ref_id, label, name_key, party))
+        elif (label, name_key, party) != (old_label, old_name_key, old_party_key):
+            changed.append((node_id, label, name_key, party))
+    if new:
+        # ON CONFLICT: a concurrent sync of the same firm cannot run (advisory lock), but a node is one row whatever happens.
         cursor.execute(
-            f"DELETE FROM {E} e WHERE {edge_scope} AND e.id NOT IN (SELECT unnest(%s::uuid[])) "
-            "RETURNING e.source_id, e.target_id",
-            [case_id if case_id is not None else firm_id, edge_columns[0]],
-        )
-        freed = {node for row in cursor.fetchall() for node in row}
-        changes.edges_removed = cursor.rowcount
-        cursor.execute(
-            f"UPDATE {N} n SET label = w.label, name_key = w.name_key, party_key = w.party_key FROM ({_WANT_NODES}) w "
-            "WHERE n.id = w.id AND (n.label, n.name_key, n.party_key) IS DISTINCT FROM (w.label, w.name_key, w.party_key)",
-            node_columns,
-        )
-        changes.nodes_updated = cursor.rowcount
-        # ON CONFLICT: a node another firm-wide writer added meanwhile is the same row.
-        cursor.execute(
-            f"INSERT INTO {N} (id, firm_id, kind, ref_id, label, name_key, party_key) "
-            f"SELECT * FROM ({_WANT_NODES}) w WHERE NOT EXISTS (SELECT 1 FROM {N} n WHERE n.id = w.id) "
-            "ON CONFLICT DO NOTHING",
-            node_columns,
+            f"INSERT INTO {N} (id, firm_id, kind, ref_id, label, name_key, party_key) SELECT * FROM unnest("
+            "%s::uuid[], %s::bigint[], %s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[]) ON CONFLICT DO NOTHING",
+            [list(column) for column in zip(*new, strict=True)],
         )
         changes.nodes_added = cursor.rowcount
+    if changed:
         cursor.execute(
-            f"INSERT INTO {E} (id, firm_id, case_id, kind, source_id, target_id) "
-            f"SELECT * FROM ({_WANT_EDGES}) w WHERE NOT EXISTS (SELECT 1 FROM {E} e WHERE e.id = w.id) "
+            f"UPDATE {N} n SET label = w.label, name_key = w.name_key, party_key = w.party_key "
+            "FROM unnest(%s::uuid[], %s::text[], %s::text[], %s::text[]) AS w(id, label, name_key, party_key) WHERE n.id = w.id",
+            [list(column) for column in zip(*changed, strict=True)],
+        )
+        changes.nodes_updated = cursor.rowcount
+    return len(rows)
+
+
+def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
+    """Make the stored rows in scope (the firm, or one case's edges) what the host records call for.
+
+    Each statement computes the wanted rows afresh from the host tables. A host
+    change committed between two statements can leave an edge for a node not
+    yet stored or a node still used; the guards below skip both, and that
+    change's own sync (waiting on the firm's lock) finishes the job.
+    """
+    changes = GraphChanges()
+    with_sql, with_params = _wanted(firm_id=None if case_id is not None else firm_id, case_id=case_id)
+    edge_scope = "e.case_id = %s" if case_id is not None else "e.firm_id = %s"
+    scope_param = case_id if case_id is not None else firm_id
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"{with_sql} DELETE FROM {E} e WHERE {edge_scope} AND NOT EXISTS (SELECT 1 FROM we WHERE we.id = e.id) "
+            "RETURNING e.source_id, e.target_id",
+            [*with_params, scope_param],
+        )
+        freed = sorted({node for row in cursor.fetchall() for node in row})
+        changes.edges_removed = cursor.rowcount
+        wanted_nodes = _write_nodes(cursor, with_sql, with_params, changes)
+        cursor.execute(
+            f"{with_sql} INSERT INTO {E} (id, firm_id, case_id, kind, source_id, target_id) SELECT we.* FROM we "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {E} e WHERE e.id = we.id) "
+            f"AND EXISTS (SELECT 1 FROM {N} n WHERE n.id = we.source_id) AND EXISTS (SELECT 1 FROM {N} n WHERE n.id = we.target_id) "
             "ON CONFLICT DO NOTHING",
-            edge_columns,
+            with_params,
         )
         changes.edges_added = cursor.rowcount
         if case_id is None:
             cursor.execute(
-                f"DELETE FROM {N} n WHERE n.firm_id = %s AND n.id NOT IN (SELECT unnest(%s::uuid[]))",
-                [firm_id, node_columns[0]],
+                f"{with_sql} DELETE FROM {N} n WHERE n.firm_id = %s AND NOT EXISTS (SELECT 1 FROM wn WHERE wn.id = n.id) AND {_NO_EDGE}",
+                [*with_params, firm_id],
             )
-        else:
+            changes.nodes_removed = cursor.rowcount
+        elif freed:
             # Only nodes this case let go of can have become orphans.
-            cursor.execute(
-                f"DELETE FROM {N} n WHERE n.id = ANY(%s::uuid[]) AND {_NO_EDGE}",
-                [sorted(freed - wanted.nodes.keys())],
-            )
-        changes.nodes_removed = cursor.rowcount
-    changes.unchanged = len(wanted.nodes) + len(wanted.edges) - changes.nodes_added - changes.nodes_updated - changes.edges_added
+            cursor.execute(f"DELETE FROM {N} n WHERE n.id = ANY(%s::uuid[]) AND {_NO_EDGE}", [freed])
+            changes.nodes_removed = cursor.rowcount
+        cursor.execute(f"SELECT count(*) FROM {E} e WHERE {edge_scope}", [scope_param])
+        changes.unchanged = wanted_nodes - changes.nodes_added - changes.nodes_updated + cursor.fetchone()[0] - changes.edges_added
     return changes
 
 
@@ -200,7 +245,7 @@ def graph_rebuild_firm(*, firm_id: int) -> GraphChanges:
     """
     with transaction.atomic():
         _lock_firm(firm_id)
-        changes = _apply(_wanted(firm_id=firm_id), firm_id=firm_id, case_id=None)
+        changes = _apply(firm_id=firm_id, case_id=None)
     logger.info("graph rebuild of firm %s: %s", firm_id, changes.as_dict())
     return changes
 
@@ -224,9 +269,8 @@ def graph_sync_case(*, case_id: int) -> GraphChanges:
         return GraphChanges()
     with transaction.atomic():
         _lock_firm(firm_id)
-        wanted = _wanted(case_id=case_id)
-        changes = _apply(wanted, firm_id=firm_id, case_id=case_id)
-        if not wanted.case_nodes:
+        changes = _apply(firm_id=firm_id, case_id=case_id)
+        if not source.Case.objects.filter(pk=case_id).exists():
             changes += _remove_orphans(firm_id=firm_id)
     return changes
 

@@ -74,7 +74,8 @@ def _page_size(limit: int | None) -> int:
 def _visible_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
     """The access module's "cases this viewer may open" as SQL to embed; None when that is nothing."""
     try:
-        sql, params = access.visible_case_ids(viewer).query.sql_with_params()
+        # order_by(): the host's default ordering means nothing inside a subquery.
+        sql, params = access.visible_case_ids(viewer).order_by().query.sql_with_params()
     except EmptyResultSet:
         return None
     return sql, tuple(params)
@@ -100,24 +101,23 @@ def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: i
     vis_sql, vis_params = visible
     query = Vector(list(vector)).to_text()
     exact_max = int(conf.get("SEARCH_EXACT_MAX"))
-    where = f"s.firm_id = %s AND s.embedding_model = %s AND s.embedding IS NOT NULL AND s.case_id IN ({vis_sql})"
-    where_params = (viewer.firm_id, model, *vis_params)
-    # One statement: count the visible vectors (stopping past the threshold) and,
-    # when there are few enough, rank them exactly. cosine_distance() rather
-    # than the <=> operator, so the planner cannot answer from the approximate index.
+    # One statement: count the visible cases (stopping past the threshold: the
+    # count costs at most that many index entries) and, when there are few
+    # enough, rank their vectors exactly. cosine_distance() rather than the <=>
+    # operator, so the planner cannot answer from the approximate index.
     rows = _rows(
         f"""
-        WITH vis AS MATERIALIZED (SELECT s.id FROM {S} s WHERE {where} LIMIT %s),
+        WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT %s),
              n AS (SELECT count(*) AS n FROM vis)
         SELECT n.n, r.case_id, r.distance FROM n LEFT JOIN LATERAL (
             SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
-            FROM vis JOIN {S} s ON s.id = vis.id
-            WHERE n.n <= %s
+            FROM vis JOIN {S} s ON s.case_id = vis.id
+            WHERE n.n <= %s AND s.embedding_model = %s AND s.embedding IS NOT NULL
             ORDER BY distance, s.case_id
             LIMIT %s
         ) r ON true
         """,
-        (*where_params, exact_max + 1, query, exact_max, depth),
+        (*vis_params, exact_max + 1, query, exact_max, model, depth),
     )
     if rows[0][0] <= exact_max:
         ranked = [(r[1], r[2]) for r in rows if r[1] is not None]
@@ -130,18 +130,24 @@ def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: i
             # distance order. SET LOCAL ends with this transaction.
             ef_search = max(int(conf.get("SEARCH_EF_SEARCH")), depth)
             cursor.execute(f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {ef_search:d}")
+            # Visibility as a per-row condition (IS TRUE keeps the planner from
+            # turning it into a join, which would rank every visible row instead
+            # of walking the index): checked for each candidate the index yields.
             cursor.execute(
-                f"SELECT s.case_id, s.embedding <=> %s::vector AS distance FROM {S} s WHERE {where} "
+                f"SELECT s.case_id, s.embedding <=> %s::vector AS distance FROM {S} s "
+                f"WHERE s.firm_id = %s AND s.embedding_model = %s "
+                f"AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id)) IS TRUE "
                 "ORDER BY s.embedding <=> %s::vector LIMIT %s",
-                (query, *where_params, query, depth),
+                (query, viewer.firm_id, model, *vis_params, query, depth),
             )
             ranked = cursor.fetchall()
     if len(ranked) >= depth:
         return VectorRanking([r[0] for r in ranked], [r[1] for r in ranked], "hnsw")
     ranked = _rows(
-        f"SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance FROM {S} s WHERE {where} "
+        f"SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance FROM {S} s "
+        f"WHERE s.firm_id = %s AND s.embedding_model = %s AND s.embedding IS NOT NULL AND s.case_id IN ({vis_sql}) "
         "ORDER BY distance, s.case_id LIMIT %s",
-        (query, *where_params, depth),
+        (query, viewer.firm_id, model, *vis_params, depth),
     )
     return VectorRanking([r[0] for r in ranked], [r[1] for r in ranked], "hnsw+exact")
 

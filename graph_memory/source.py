@@ -7,10 +7,11 @@ host's models and records, so a different host replaces one file.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models import CharField, F, QuerySet, Value
+from django.db.models.functions import Coalesce, Concat, NullIf
 
 from practice.models import (
     Case,
@@ -51,8 +52,9 @@ CASE_ADMIN_SEARCH_FIELDS = ("key", "title")
 
 # --- Connection map inputs (read by graph.py) ---------------------------------
 # The map is derived from case headers (owner, client), case teams and case
-# counterparties. Each helper below is one query, scoped to a firm or a case,
-# returning plain tuples (no model instances: a firm may have 60,000 links).
+# counterparties. Each helper returns a lazy values() QuerySet with the column
+# names given in its docstring; graph.py embeds them in set-based SQL, so a
+# rebuild never loads a firm's rows into Python.
 
 
 # Case fields the map reads (a save limited to other fields leaves it alone).
@@ -64,8 +66,12 @@ def lawyer_model() -> type[Any]:
     return get_user_model()
 
 
-def _lawyer_label(name: str, username: str) -> str:
-    return name or username  # as User.__str__
+def _lawyer_label(prefix: str = "") -> Any:
+    return Coalesce(NullIf(F(f"{prefix}name"), Value("")), F(f"{prefix}username"))  # as User.__str__
+
+
+def _case_label() -> Any:
+    return Concat(F("key"), Value(" "), F("title"), output_field=CharField())  # as Case.__str__
 
 
 def _scope(prefix: str, *, firm_id: int | None, case_id: int | None) -> dict[str, int]:
@@ -74,42 +80,42 @@ def _scope(prefix: str, *, firm_id: int | None, case_id: int | None) -> dict[str
     return {"firm_id": firm_id} if firm_id is not None else {f"{prefix}id": case_id}  # type: ignore[dict-item]
 
 
-def graph_case_rows(*, firm_id: int | None = None, case_id: int | None = None) -> Iterator[tuple[Any, ...]]:
-    """(case id, firm id, case label, owner id, owner label, client id, client label) per case."""
-    rows = Case.objects.filter(**_scope("", firm_id=firm_id, case_id=case_id)).values_list(
-        "id", "firm_id", "key", "title", "owner_id", "owner__name", "owner__username", "client_id", "client__name"
+def graph_case_headers(*, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+    """Columns case_ref, firm_ref, case_label, owner_ref, owner_label, client_ref, client_label: one row per case."""
+    return Case.objects.filter(**_scope("", firm_id=firm_id, case_id=case_id)).order_by().values(
+        case_ref=F("id"),
+        firm_ref=F("firm_id"),
+        case_label=_case_label(),
+        owner_ref=F("owner_id"),
+        owner_label=_lawyer_label("owner__"),
+        client_ref=F("client_id"),
+        client_label=F("client__name"),
     )
-    for pk, firm, key, title, owner, owner_name, owner_username, client, client_name in rows.order_by().iterator(5000):
-        yield pk, firm, f"{key} {title}", owner, _lawyer_label(owner_name, owner_username), client, client_name
 
 
-def graph_team_rows(*, firm_id: int | None = None, case_id: int | None = None) -> Iterator[tuple[Any, ...]]:
-    """(case id, user id, user label) per team membership."""
-    rows = CaseTeamMember.objects.filter(**_scope("case_", firm_id=firm_id, case_id=case_id)).values_list(
-        "case_id", "user_id", "user__name", "user__username"
+def graph_team_links(*, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+    """Columns case_ref, user_ref, user_label: one row per team membership."""
+    return CaseTeamMember.objects.filter(**_scope("case_", firm_id=firm_id, case_id=case_id)).order_by().values(
+        case_ref=F("case_id"), user_ref=F("user_id"), user_label=_lawyer_label("user__")
     )
-    for case, user, name, username in rows.order_by().iterator(5000):
-        yield case, user, _lawyer_label(name, username)
 
 
-def graph_counterparty_rows(*, firm_id: int | None = None, case_id: int | None = None) -> Iterator[tuple[Any, ...]]:
-    """(case id, counterparty id, counterparty name) per case counterparty."""
-    rows = CaseCounterparty.objects.filter(**_scope("case_", firm_id=firm_id, case_id=case_id)).values_list(
-        "case_id", "counterparty_id", "counterparty__name"
+def graph_counterparty_links(*, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+    """Columns case_ref, party_ref, party_label: one row per counterparty of a case."""
+    return CaseCounterparty.objects.filter(**_scope("case_", firm_id=firm_id, case_id=case_id)).order_by().values(
+        case_ref=F("case_id"), party_ref=F("counterparty_id"), party_label=F("counterparty__name")
     )
-    return rows.order_by().iterator(5000)
 
 
 def graph_label(*, kind: str, ref_id: int) -> str | None:
     """The current label of the host record behind a node of this kind (None if it is gone)."""
-    if kind == "lawyer":
-        row = lawyer_model().objects.filter(pk=ref_id).values_list("name", "username").first()
-        return _lawyer_label(*row) if row else None
-    if kind == "case":
-        row = Case.objects.filter(pk=ref_id).values_list("key", "title").first()
-        return f"{row[0]} {row[1]}" if row else None
-    model = {"client": Client, "counterparty": Counterparty}[kind]
-    return model.objects.filter(pk=ref_id).values_list("name", flat=True).first()
+    model, label = {
+        "lawyer": (lawyer_model(), _lawyer_label()),
+        "case": (Case, _case_label()),
+        "client": (Client, F("name")),
+        "counterparty": (Counterparty, F("name")),
+    }[kind]
+    return model.objects.filter(pk=ref_id).values_list(label, flat=True).first()
 
 
 def graph_linked_case_ids(instance: Any) -> list[int]:

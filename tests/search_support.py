@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import Firm, User
@@ -88,7 +88,7 @@ def _copy_summaries(firm_id: int, case_ids: np.ndarray, vectors: np.ndarray, rng
     register_vector(raw)
     columns, values = _summary_defaults()
     words = np.array(WORDS)
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("CREATE TEMP TABLE gm_synthetic (case_id bigint, text text, embedding vector) ON COMMIT DROP")
         with cursor.cursor.copy("COPY gm_synthetic (case_id, text, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
             copy.set_types(["int8", "text", "vector"])

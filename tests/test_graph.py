@@ -314,4 +314,4 @@ def test_incremental_sync_equals_a_full_rebuild(db: None, django_capture_on_comm
 def test_ids_are_opaque_uuids(demo_firm: Firm) -> None:
     services.graph_rebuild_firm(firm_id=demo_firm.pk)
     for node_id in Node.objects.filter(firm=demo_firm).values_list("id", flat=True):
-        assert isinstance(node_id, uuid.UUID) and node_id.version == 5
+        assert isinstance(node_id, uuid.UUID) and node_id.version == 3

@@ -282,3 +282,24 @@ def test_missing_sections_are_a_schema_error(openai_server: OpenAIServer, case: 
     with pytest.raises(SummaryFailed, match=r"output does not match the schema at top level \(required\)"):
         summarize_case(case_id=case.pk)
     assert not CaseSummary.objects.get(case=case).text
+
+
+def test_the_test_server_serves_deterministic_embeddings(openai_server: OpenAIServer) -> None:
+    import math
+
+    import openai
+
+    client = openai.OpenAI(base_url=openai_server.base_url, api_key="test-key", max_retries=0)
+    first = client.embeddings.create(model="m", input=["commercial lease dispute", "other"], dimensions=64)
+    again = client.embeddings.create(
+        model="m", input="commercial lease dispute", dimensions=64, encoding_format="float"
+    )
+    vector = first.data[0].embedding
+    assert len(vector) == 64 and math.isclose(math.fsum(v * v for v in vector), 1.0, rel_tol=1e-5)
+    assert vector == pytest.approx(again.data[0].embedding, abs=1e-6)
+    assert vector != pytest.approx(first.data[1].embedding, abs=1e-6)
+    assert first.usage.prompt_tokens == 4
+    openai_server.add_embeddings(Reply.error(503, "overloaded"))
+    with pytest.raises(openai.APIStatusError):
+        client.embeddings.create(model="m", input="x")
+    assert openai_server.calls("/v1/embeddings") == 3

@@ -7,6 +7,7 @@ change itself. It never calls a model and never reads before it writes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,11 +18,12 @@ from graph_memory import source
 from graph_memory.models import CaseSummary
 
 
+@functools.cache
 def _insert_columns() -> tuple[list[str], list[str], list[Any]]:
     """Column names, SELECT expressions and params for a brand-new summary row.
 
-    Built from the model so that a field added later gets its Python default
-    (Django defaults are not database defaults).
+    Built once from the model so that a field added later gets its Python
+    default (Django defaults are not database defaults).
     """
     case_table = source.Case._meta
     computed = {
