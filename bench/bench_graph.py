@@ -140,7 +140,10 @@ def main() -> None:
     try:
         run()
     finally:
-        drop_database(admin_url)
+        if os.environ.get("BENCH_KEEP_DB"):  # to EXPLAIN queries afterwards
+            print(f"kept database {DB_NAME}", file=sys.stderr)
+        else:
+            drop_database(admin_url)
 
 
 def run() -> None:

@@ -54,7 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "CONTEXT_MAX_PAGES_PER_DOCUMENT": 3,
     # Search: up to this many visible vectors, an exact scan; beyond, the HNSW index
     # (iterative scan) with this candidate list size (hnsw.ef_search).
-    "SEARCH_EXACT_MAX": 10000,
+    "SEARCH_EXACT_MAX": 5000,
     "SEARCH_EF_SEARCH": 200,
 }
 

@@ -84,19 +84,25 @@ class GraphChanges:
 N, E = Node._meta.db_table, Edge._meta.db_table
 
 
-def _uuid3_sql(name: str) -> str:
-    """SQL for uuid.uuid3(ID_NAMESPACE, <name>): MD5 of namespace + name, with the version and variant bits set."""
-    digest = f"md5('\\x{ID_NAMESPACE.hex}'::bytea || convert_to({name}, 'UTF8'))"
+def _md5_sql(name: str) -> str:
+    """SQL for the MD5 (hex) of ID_NAMESPACE's bytes followed by <name>: the digest uuid.uuid3 starts from."""
+    return f"md5('\\x{ID_NAMESPACE.hex}'::bytea || convert_to({name}, 'UTF8'))"
+
+
+def _uuid3_sql(h: str) -> str:
+    """SQL turning that digest (a column, so it is computed once) into the uuid3: version and variant bits set."""
     return (
-        f"(SELECT (substr(h, 1, 12) || '3' || substr(h, 14, 3) || translate(substr(h, 17, 1), '0123456789abcdef', "
-        f"'89ab89ab89ab89ab') || substr(h, 18))::uuid FROM (SELECT {digest} AS h) digest)"
+        f"(substr({h}, 1, 12) || '3' || substr({h}, 14, 3) "
+        f"|| translate(substr({h}, 17, 1), '0123456789abcdef', '89ab89ab89ab89ab') || substr({h}, 18))::uuid"
     )
 
 
 # The rows the host records call for, as two CTEs over the source querysets:
 # wn (id, firm_id, kind, ref_id, label) and we (id, firm_id, case_id, kind, source_id, target_id).
+# "OFFSET 0" keeps each digest a computed column instead of an expression
+# the planner would copy into the four places that read it.
 _WANTED_SQL = f"""
-WITH heads AS MATERIALIZED ({{heads}}), team AS ({{team}}), parties AS ({{parties}}),
+WITH heads AS MATERIALIZED ({{heads}}), team AS MATERIALIZED ({{team}}), parties AS MATERIALIZED ({{parties}}),
 wn_raw AS (
     SELECT firm_ref AS firm_id, '{CASE}' AS kind, case_ref AS ref_id, case_label AS label FROM heads
     UNION ALL SELECT firm_ref, '{LAWYER}', owner_ref, owner_label FROM heads
@@ -105,25 +111,30 @@ wn_raw AS (
     UNION ALL SELECT h.firm_ref, '{COUNTERPARTY}', p.party_ref, p.party_label FROM parties p JOIN heads h USING (case_ref)
 ),
 wn AS MATERIALIZED (
-    SELECT {_uuid3_sql("'node:' || r.firm_id || ':' || r.kind || ':' || r.ref_id")} AS id,
-           r.firm_id, r.kind, r.ref_id, left(r.label, {_LABEL_MAX}) AS label
-    FROM (SELECT DISTINCT firm_id, kind, ref_id, label FROM wn_raw) r
+    SELECT {_uuid3_sql("d.h")} AS id, d.firm_id, d.kind, d.ref_id, d.label FROM (
+        SELECT firm_id, kind, ref_id, left(label, {_LABEL_MAX}) AS label,
+               {_md5_sql("'node:' || firm_id || ':' || kind || ':' || ref_id")} AS h
+        FROM wn_raw GROUP BY firm_id, kind, ref_id, label OFFSET 0
+    ) d
 ),
 we_raw AS (
     SELECT firm_ref AS firm_id, case_ref AS case_id, '{WORKS_ON}' AS kind, '{LAWYER}' AS skind, owner_ref AS sref,
            '{CASE}' AS tkind, case_ref AS tref FROM heads
-    UNION SELECT h.firm_ref, case_ref, '{WORKS_ON}', '{LAWYER}', t.user_ref, '{CASE}', case_ref
-          FROM team t JOIN heads h USING (case_ref)
-    UNION SELECT firm_ref, case_ref, '{FOR_CLIENT}', '{CASE}', case_ref, '{CLIENT}', client_ref FROM heads
-    UNION SELECT h.firm_ref, case_ref, '{AGAINST}', '{CASE}', case_ref, '{COUNTERPARTY}', p.party_ref
+    UNION ALL SELECT h.firm_ref, case_ref, '{WORKS_ON}', '{LAWYER}', t.user_ref, '{CASE}', case_ref
+          FROM team t JOIN heads h USING (case_ref) WHERE t.user_ref <> h.owner_ref
+    UNION ALL SELECT firm_ref, case_ref, '{FOR_CLIENT}', '{CASE}', case_ref, '{CLIENT}', client_ref FROM heads
+    UNION ALL SELECT h.firm_ref, case_ref, '{AGAINST}', '{CASE}', case_ref, '{COUNTERPARTY}', p.party_ref
           FROM parties p JOIN heads h USING (case_ref)
 ),
 we AS (
-    SELECT {_uuid3_sql("'edge:' || r.case_id || ':' || r.kind || ':' || s.id || ':' || t.id")} AS id,
-           r.firm_id, r.case_id, r.kind, s.id AS source_id, t.id AS target_id
-    FROM we_raw r
-    JOIN wn s ON s.kind = r.skind AND s.ref_id = r.sref
-    JOIN wn t ON t.kind = r.tkind AND t.ref_id = r.tref
+    SELECT {_uuid3_sql("d.h")} AS id, d.firm_id, d.case_id, d.kind, d.source_id, d.target_id FROM (
+        SELECT r.firm_id, r.case_id, r.kind, s.id AS source_id, t.id AS target_id,
+               {_md5_sql("'edge:' || r.case_id || ':' || r.kind || ':' || s.id || ':' || t.id")} AS h
+        FROM we_raw r
+        JOIN wn s ON s.kind = r.skind AND s.ref_id = r.sref
+        JOIN wn t ON t.kind = r.tkind AND t.ref_id = r.tref
+        OFFSET 0
+    ) d
 )
 """
 _NO_EDGE = (
@@ -232,9 +243,14 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
 
 
 def _lock_firm(firm_id: int) -> None:
-    """Serialise graph writes of one firm, so an orphan sweep never races an insert that needs the node."""
+    """Serialise graph writes of one firm, so an orphan sweep never races an insert that needs the node.
+
+    Also gives this transaction's joins room to hash a large firm in memory
+    rather than sort it on disk.
+    """
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_CLASS, firm_id % 2_147_483_647])
+        cursor.execute("SET LOCAL work_mem = '64MB'")
 
 
 def graph_rebuild_firm(*, firm_id: int) -> GraphChanges:

@@ -199,12 +199,13 @@ def search_cases(
     vis_sql, vis_params = visible
     rows = _rows(
         f"""
-        WITH query AS (SELECT websearch_to_tsquery('english', %s) AS q),
+        WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),
+        query AS (SELECT websearch_to_tsquery('english', %s) AS q),
         vec AS (SELECT v.case_id, v.rank FROM unnest(%s::bigint[]) WITH ORDINALITY AS v(case_id, rank)),
         kw AS (
             SELECT s.case_id, row_number() OVER (ORDER BY ts_rank_cd(s.search_vector, query.q) DESC, s.case_id) AS rank
             FROM {S} s CROSS JOIN query
-            WHERE s.firm_id = %s AND s.search_vector @@ query.q AND s.case_id IN ({vis_sql})
+            WHERE s.firm_id = %s AND s.search_vector @@ query.q AND s.case_id IN (SELECT id FROM vis)
             ORDER BY rank LIMIT %s
         ),
         fused AS (
@@ -213,11 +214,13 @@ def search_cases(
             FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id
         ),
         top AS (
+            -- Checked against the visible set again: the vector ranking was read
+            -- in an earlier statement, and access may have changed since.
             SELECT f.case_id, f.rrf, c.key, n.id AS node_id, n.label
             FROM fused f
+            JOIN vis ON vis.id = f.case_id
             JOIN {C} c ON c.id = f.case_id
             JOIN {N} n ON n.firm_id = c.firm_id AND n.kind = %s AND n.ref_id = c.id
-            WHERE c.id IN ({vis_sql})
             ORDER BY f.rrf DESC, c.key, c.id
             LIMIT %s
         )
@@ -226,13 +229,12 @@ def search_cases(
         ORDER BY top.rrf DESC, top.key, top.case_id
         """,
         (
+            *vis_params,
             _words_query(q),
             vector_ids,
             viewer.firm_id,
-            *vis_params,
             depth,
             Node.Kind.CASE.value,
-            *vis_params,
             limit,
             HEADLINE_OPTIONS,
         ),

@@ -1,7 +1,7 @@
 """Reads of the connection map, always for one viewer: walk, name lookup, conflict check.
 
 Each read starts from `access.visible_case_ids(viewer)` and keeps only edges
-of those cases, inside the SQL: a node exists for a viewer only if an edge of
+of those cases, inside the SQL (the access query is embedded as a subquery): a node exists for a viewer only if an edge of
 a case they may open touches it. What they may not see is indistinguishable
 from what does not exist: the same `NotFound`, and no `has_more` that counts
 a hidden row. Each read is a fixed number of queries, whatever the graph's size.
@@ -13,7 +13,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Case, Exists, F, IntegerField, OuterRef, Q, QuerySet, Value, When
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from graph_memory import access, conf
 from graph_memory.models import Edge, Node
@@ -82,6 +84,15 @@ def _kind(kind: str | None) -> str | None:
     return kind
 
 
+def _visible_case_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
+    """`access.visible_case_ids(viewer)` as SQL to embed; None when the viewer may open nothing."""
+    try:
+        # order_by(): a subquery probed once per row must not sort cases by number each time.
+        return access.visible_case_ids(viewer).order_by().query.sql_with_params()
+    except EmptyResultSet:
+        return None
+
+
 def _visible_edges(viewer: Any) -> QuerySet[Edge]:
     """Edges of the cases this viewer may open (lazy; used inside other queries)."""
     return Edge.objects.filter(case_id__in=access.visible_case_ids(viewer))
@@ -112,36 +123,97 @@ def node_get(*, viewer: Any, node_id: Any) -> Node:
     return node
 
 
+# The reads below are raw SQL around the access module's own query (embedded
+# as a subquery, so the wall is the same): building them with the ORM cost
+# more time in Python than PostgreSQL spends answering them.
+N, E = Node._meta.db_table, Edge._meta.db_table
+
+
+def _visible(case_id: str) -> str:
+    """A join that keeps a row only if the viewer may open case `case_id`.
+
+    LATERAL with LIMIT 1 makes PostgreSQL probe the access query once per
+    candidate row (an index lookup or two) instead of first listing every
+    case the viewer may open: a walk or a lookup touches far fewer cases than
+    a large firm holds.
+    """
+    return f"CROSS JOIN LATERAL (SELECT 1 FROM ({{visible}}) v(case_id) WHERE v.case_id = {case_id} LIMIT 1) ok"
+
+
+# Neighbours are sorted first and checked against the wall lazily, in that
+# order, until the page is full: a lawyer on 1,000 cases costs a sort of
+# 1,000 small rows and about one access probe per row on the page.
+_WALK_SQL = f"""
+WITH me AS (SELECT id, kind, label FROM {N} WHERE id = %s AND firm_id = %s),
+mine AS (
+    SELECT e.kind, e.case_id, e.target_id AS other FROM me JOIN {E} e ON e.source_id = me.id
+    UNION ALL
+    SELECT e.kind, e.case_id, e.source_id FROM me JOIN {E} e ON e.target_id = me.id
+)
+SELECT me.id, me.kind, me.label, page.id, page.kind, page.label, page.edge
+FROM me
+LEFT JOIN LATERAL (
+    SELECT sorted.* FROM (
+        SELECT o.id, o.kind, o.label, m.kind AS edge, m.case_id FROM mine m JOIN {N} o ON o.id = m.other
+        WHERE %s::text IS NULL OR o.kind = %s
+        ORDER BY o.kind, o.label, o.id, m.kind OFFSET 0
+    ) sorted {_visible("sorted.case_id")}
+    ORDER BY sorted.kind, sorted.label, sorted.id, sorted.edge LIMIT %s
+) page ON true
+WHERE EXISTS (SELECT 1 FROM mine m {_visible("m.case_id")})
+"""
+
+
 def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit: int | None = None) -> NeighborPage:
-    """One step from a node, only along edges of cases the viewer may open. Two queries.
+    """One step from a node, only along edges of cases the viewer may open. One query.
 
     `kind` keeps neighbours of that kind. Ordered by neighbour kind, label and
-    id; `has_more` looks one row past the page among visible rows only.
+    id; `has_more` looks one row past the page among visible rows only. A node
+    the viewer reaches through no such edge raises `NotFound`, exactly like a
+    malformed or unknown id.
     """
     kind, limit = _kind(kind), _limit(limit)
-    node = node_get(viewer=viewer, node_id=node_id)
-    outgoing, incoming = Q(source_id=node.pk), Q(target_id=node.pk)
-    if kind is not None:
-        outgoing &= Q(target__kind=kind)
-        incoming &= Q(source__kind=kind)
-    edges = (
-        _visible_edges(viewer)
-        .filter(outgoing | incoming)
-        .select_related("source", "target")
-        .annotate(
-            n_kind=Case(When(source_id=node.pk, then=F("target__kind")), default=F("source__kind")),
-            n_label=Case(When(source_id=node.pk, then=F("target__label")), default=F("source__label")),
-            n_id=Case(When(source_id=node.pk, then=F("target_id")), default=F("source_id")),
+    pk = _parse_node_id(node_id)
+    visible = _visible_case_sql(viewer)
+    if visible is None:
+        raise access.NotFound
+    visible_sql, visible_params = visible
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _WALK_SQL.format(visible=visible_sql),
+            [pk, viewer.firm_id, kind, kind, *visible_params, limit + 1, *visible_params],
         )
-        .order_by("n_kind", "n_label", "n_id", "kind")[: limit + 1]
-    )
-    rows = list(edges)
+        rows = cursor.fetchall()
+    if not rows:
+        raise access.NotFound
+    me = NodeRef(id=str(rows[0][0]), kind=rows[0][1], label=rows[0][2])
     results = []
-    for edge in rows[:limit]:
-        neighbor = edge.target if edge.source_id == node.pk else edge.source
-        case_node = edge.source if edge.source.kind == Node.Kind.CASE else edge.target
-        results.append(Neighbor(node=NodeRef.of(neighbor), edge=edge.kind, case=NodeRef.of(case_node)))
-    return NeighborPage(node=NodeRef.of(node), results=results, has_more=len(rows) > limit)
+    for *_, other_id, other_kind, other_label, edge in rows[:limit]:
+        if other_id is None:  # the node is reachable, but has no neighbour of this kind
+            continue
+        other = NodeRef(id=str(other_id), kind=other_kind, label=other_label)
+        # Every edge joins its own case's node to something: one of the two ends is the case.
+        results.append(Neighbor(node=other, edge=edge, case=me if me.kind == Node.Kind.CASE else other))
+    return NeighborPage(node=me, results=results, has_more=len(rows) > limit)
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+# Candidates are sorted first and checked against the wall lazily (see the walk).
+_LOOKUP_SQL = f"""
+SELECT n.id, n.kind, n.label FROM (
+    SELECT id, kind, label, name_key LIKE %s AS prefix FROM {N}
+    WHERE firm_id = %s AND name_key LIKE %s AND (%s::text IS NULL OR kind = %s)
+    ORDER BY prefix DESC, label, id OFFSET 0
+) n
+CROSS JOIN LATERAL (
+    SELECT 1 FROM {E} e {_visible("e.case_id")} WHERE e.source_id = n.id OR e.target_id = n.id LIMIT 1
+) seen
+ORDER BY n.prefix DESC, n.label, n.id
+LIMIT %s
+"""
 
 
 def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | None = None) -> NodePage:
@@ -152,23 +224,33 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
     """
     kind, limit = _kind(kind), _limit(limit)
     key = lookup_key(q)
-    firm_id = getattr(viewer, "firm_id", None)
-    if not key or not firm_id:
+    visible = _visible_case_sql(viewer)
+    if not key or visible is None:
         return NodePage(results=[], has_more=False)
-    nodes = Node.objects.filter(firm_id=firm_id, name_key__contains=key)
-    if kind is not None:
-        nodes = nodes.filter(kind=kind)
-    nodes = (
-        nodes.filter(_reachable(viewer))
-        .annotate(prefix=Case(When(name_key__startswith=key, then=Value(0)), default=Value(1), output_field=IntegerField()))
-        .only("id", "kind", "label")
-        .order_by("prefix", "label", "id")[: limit + 1]
-    )
-    rows = list(nodes)
-    return NodePage(results=[NodeRef.of(n) for n in rows[:limit]], has_more=len(rows) > limit)
+    visible_sql, visible_params = visible
+    pattern = _like_escape(key)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _LOOKUP_SQL.format(visible=visible_sql),
+            [f"{pattern}%", viewer.firm_id, f"%{pattern}%", kind, kind, *visible_params, limit + 1],
+        )
+        rows = cursor.fetchall()
+    results = [NodeRef(id=str(pk), kind=node_kind, label=label) for pk, node_kind, label in rows[:limit]]
+    return NodePage(results=results, has_more=len(rows) > limit)
 
 
-_ROLE = {Edge.Kind.FOR_CLIENT: "client", Edge.Kind.AGAINST: "counterparty"}
+_ROLE = {Edge.Kind.FOR_CLIENT.value: "client", Edge.Kind.AGAINST.value: "counterparty"}
+_CONFLICT_SQL = f"""
+SELECT c.id, c.kind, c.label, p.id, p.kind, p.label, e.kind
+FROM {N} p
+JOIN {E} e ON e.target_id = p.id
+{_visible("e.case_id")}
+JOIN {N} c ON c.id = e.source_id
+WHERE p.firm_id = %s AND p.party_key = %s AND p.kind IN ('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')
+  AND e.kind IN ('{Edge.Kind.FOR_CLIENT.value}', '{Edge.Kind.AGAINST.value}')
+ORDER BY c.label, c.id, e.kind, p.label, p.id
+LIMIT %s
+"""
 
 
 def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> ConflictReport:
@@ -176,26 +258,21 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
 
     Case, accents, punctuation, a leading "the" and trailing legal forms
     (Inc., LLC, Corp., GmbH, S.A., plc, ...) are ignored. A firm admin's check
-    covers the whole firm; anyone else's covers the cases they may open.
-    Ordered by case label, then role, then party label; capped at `limit`
-    (default PAGE_MAX) with `has_more`.
+    covers the whole firm; anyone else's covers the cases they may open, so an
+    empty answer is no clearance. Ordered by case label, then role, then party
+    label; capped at `limit` (default PAGE_MAX) with `has_more`.
     """
     limit = int(conf.get("PAGE_MAX")) if limit is None else _limit(limit)
     key = party_key(name)
-    firm_id = getattr(viewer, "firm_id", None)
-    if not key or not firm_id:
+    visible = _visible_case_sql(viewer)
+    if not key or visible is None:
         return ConflictReport(name=name, matches=[], has_more=False)
-    edges = (
-        _visible_edges(viewer)
-        .filter(
-            firm_id=firm_id,
-            kind__in=list(_ROLE),
-            target__firm_id=firm_id,
-            target__party_key=key,
-        )
-        .select_related("source", "target")
-        .order_by("source__label", "source_id", "kind", "target__label", "target_id")[: limit + 1]
-    )
-    rows = list(edges)
-    matches = [ConflictMatch(case=NodeRef.of(e.source), party=NodeRef.of(e.target), role=_ROLE[e.kind]) for e in rows[:limit]]
+    visible_sql, visible_params = visible
+    with connection.cursor() as cursor:
+        cursor.execute(_CONFLICT_SQL.format(visible=visible_sql), [*visible_params, viewer.firm_id, key, limit + 1])
+        rows = cursor.fetchall()
+    matches = [
+        ConflictMatch(case=NodeRef(str(c_id), c_kind, c_label), party=NodeRef(str(p_id), p_kind, p_label), role=_ROLE[edge])
+        for c_id, c_kind, c_label, p_id, p_kind, p_label, edge in rows[:limit]
+    ]
     return ConflictReport(name=name, matches=matches, has_more=len(rows) > limit)

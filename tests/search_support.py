@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from accounts.models import Firm, User
 from graph_memory import services
-from graph_memory.embeddings import vector_dimensions
+from graph_memory.embeddings import Embedded, vector_dimensions
 from graph_memory.models import CaseSummary
 from practice.models import Case, CaseUserObjectPermission, Client
 
@@ -107,8 +107,10 @@ def _copy_summaries(firm_id: int, case_ids: np.ndarray, vectors: np.ndarray, rng
         cursor.execute("DROP TABLE gm_synthetic")
 
 
-def load_corpus(*, firms: Sequence[Firm], per_firm: int, big_client_cases: int = 0, seed: int = 7) -> Corpus:
-    """`per_firm` summarised, embedded cases in each firm, owned by one lawyer, plus the connection map.
+def load_corpus(
+    *, firms: Sequence[Firm], per_firm: int, big_client_cases: int = 0, seed: int = 7, with_graph: bool = True
+) -> Corpus:
+    """`per_firm` summarised, embedded cases in each firm, owned by one lawyer, plus (`with_graph`) the connection map.
 
     The first `big_client_cases` cases of each firm are for one client. Search
     indexes are dropped during the load and rebuilt after it (much faster).
@@ -130,7 +132,8 @@ def load_corpus(*, firms: Sequence[Firm], per_firm: int, big_client_cases: int =
         corpus.firms.append(firm)
         corpus.case_ids[firm.pk], corpus.vectors[firm.pk] = case_ids, vectors
         corpus.big_client[firm.pk] = clients[0].pk
-        services.graph_rebuild_firm(firm_id=firm.pk)
+        if with_graph:
+            services.graph_rebuild_firm(firm_id=firm.pk)
     with connection.cursor() as cursor:
         # Inside a test's transaction the deferred foreign-key checks are still
         # pending, and PostgreSQL will not build an index over such a table.
@@ -169,3 +172,15 @@ def exact_top(corpus: Corpus, firm: Firm, visible: np.ndarray, query: np.ndarray
     similarity = vectors @ query / np.linalg.norm(vectors, axis=1)
     order = np.argsort(-similarity, kind="stable")[:k]
     return [int(i) for i in ids[mask][order]]
+
+
+class FixedEmbedder:
+    """An embedder that answers every text with one given vector (synthetic corpora have no real text)."""
+
+    name, logs_calls = "synthetic", False
+
+    def __init__(self, vector: Sequence[float], *, model: str = MODEL) -> None:
+        self.vector, self.model = list(vector), model
+
+    def embed(self, texts: Sequence[str]) -> Embedded:
+        return Embedded(vectors=[list(self.vector) for _ in texts])

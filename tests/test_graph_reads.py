@@ -241,7 +241,7 @@ def test_reads_are_a_fixed_number_of_queries(personas: Personas, cases: int, dja
     grow_firm(p, cases)
     owner_node = Node.objects.get(kind="lawyer", ref_id=p.owner.pk).pk
     for viewer in (p.owner, p.firm_admin):
-        with django_assert_num_queries(2):
+        with django_assert_num_queries(1):
             page = services.node_neighbors(viewer=viewer, node_id=owner_node, limit=5)
         assert len(page.results) == 5 and page.has_more
         with django_assert_num_queries(1):

@@ -15,4 +15,6 @@ urlpatterns: list = [
     # Briefs and search.
     path("nodes/<str:node_id>/brief/", views.NodeBriefApi.as_view(), name="node-brief"),
     path("search/", views.SearchApi.as_view(), name="search"),
+    # The abilities above as function-calling tool definitions.
+    path("tools/", views.ToolsApi.as_view(), name="tools"),
 ]

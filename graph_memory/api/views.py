@@ -11,12 +11,14 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from graph_memory import conf, services
+from graph_memory import access, conf, services
+from graph_memory.api import tools
 from graph_memory.api.serializers import (
     ErrorOutputSerializer,
     LimitInputSerializer,
@@ -24,6 +26,7 @@ from graph_memory.api.serializers import (
     kind_field,
     text_field,
 )
+from graph_memory.api.throttling import SCOPE, MemoryRateThrottle
 from graph_memory.names import lookup_key
 
 ORIENTATION = (
@@ -34,10 +37,19 @@ ERRORS = {400: ErrorOutputSerializer, 401: ErrorOutputSerializer, 404: ErrorOutp
 
 
 class MemoryApi(APIView):
-    """Base of the assistant's endpoints: one throttle scope, and the notice on every answer."""
+    """Base of the assistant's endpoints: one throttle scope, and the notice on every answer.
 
-    throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "graph_memory"
+    Authentication and permission are set here rather than left to the host's
+    DRF defaults, so a host cannot open the memory to anonymous callers by
+    accident. Token first: its WWW-Authenticate header makes DRF answer 401.
+    """
+
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    permission_classes = [IsAuthenticated]
+    throttle_classes = [MemoryRateThrottle]
+    throttle_scope = SCOPE
+    # Every endpoint is a read; OPTIONS would answer DRF's metadata without the notice.
+    http_method_names = ["get", "head"]
 
     @staticmethod
     def respond(body: dict[str, Any], output: type[serializers.Serializer]) -> Response:
@@ -109,7 +121,7 @@ class NodeNeighborsApi(MemoryApi):
 
     @extend_schema(
         operation_id="walk_neighbors",
-        parameters=[InputSerializer, OpenApiParameter("id", str, OpenApiParameter.PATH, description="Opaque node id.")],
+        parameters=[InputSerializer, OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id.")],
         responses={200: OutputSerializer, **ERRORS},
         description=(
             "Walk the connection map one step: who works on a case, which client it is for, whom it is against, "
@@ -193,7 +205,7 @@ class NodeBriefApi(MemoryApi):
 
     @extend_schema(
         operation_id="get_brief",
-        parameters=[InputSerializer, OpenApiParameter("id", str, OpenApiParameter.PATH, description="Opaque node id.")],
+        parameters=[InputSerializer, OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id.")],
         responses={200: OutputSerializer, **ERRORS},
         description=(
             "What the memory knows about one node. For a case: its stored AI-written summary (written on the spot "
@@ -246,3 +258,42 @@ class SearchApi(MemoryApi):
         data = self.valid(self.InputSerializer, request)
         result = services.search_cases(viewer=request.user, q=data["q"], limit=data["limit"])
         return self.respond({"results": result.results, "mode": result.mode}, self.OutputSerializer)
+
+
+# --- Tool definitions, and any other path under the API ------------------------------
+
+
+class ToolsApi(MemoryApi):
+    @extend_schema_serializer(component_name="Tools")
+    class OutputSerializer(serializers.Serializer):
+        class EndpointSerializer(serializers.Serializer):
+            method = serializers.ChoiceField(choices=["GET"])
+            path = serializers.CharField(help_text="Path template; path parameters in braces.")
+
+        tools = serializers.ListField(
+            child=serializers.DictField(),
+            help_text='OpenAI function-calling tools: {"type": "function", "function": {name, description, parameters}}.',
+        )
+        endpoints = serializers.DictField(child=EndpointSerializer(), help_text="For each tool name, the request to make.")
+        notice = serializers.CharField()
+
+    @extend_schema(
+        operation_id="list_tools",
+        responses={200: OutputSerializer, 401: ErrorOutputSerializer, 429: ErrorOutputSerializer},
+        description=(
+            "The endpoints above as function-calling tool definitions (name, description, JSON Schema "
+            "parameters), ready for the `tools=` argument of the `openai` client, and for each tool the HTTP "
+            "request that carries it out. " + ORIENTATION
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        return self.respond({"tools": tools.openai_tools(), "endpoints": tools.endpoints()}, self.OutputSerializer)
+
+
+@extend_schema(exclude=True)
+class UnknownPathApi(MemoryApi):
+    """Any other path under the API, any method: the API's own 404 (after authentication), never an HTML page."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        raise access.NotFound

@@ -1,0 +1,156 @@
+"""One error shape for every 4xx of the assistant's API: {"error": {"code", "message", "field"}}."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from django.test import Client as HttpClient
+
+from accounts.models import Firm, User
+from graph_memory import conf, services
+from graph_memory.models import Node
+from tests.api_support import C014, NOT_FOUND, World, build_world, node, set_throttle_rate
+from tests.conftest import Personas
+
+pytestmark = pytest.mark.django_db
+
+CODES = {"not_found", "invalid", "unauthenticated", "throttled"}
+# Headers a client could read meaning into; `Date` and the like may differ.
+COMPARED_HEADERS = ("Content-Type", "Allow", "Vary", "WWW-Authenticate", "Retry-After")
+
+
+@pytest.fixture
+def world(demo_firm: Firm, demo_users: dict[str, User], settings: Any) -> World:
+    return build_world(demo_firm, demo_users, settings)
+
+
+def error_of(response: Any, status: int) -> dict[str, Any]:
+    """The error object, after checking the status and that the body is exactly the one shape."""
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/json"
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "field"}
+    assert body["error"]["code"] in CODES and body["error"]["message"]
+    return body["error"]
+
+
+def fingerprint(response: Any) -> tuple[Any, ...]:
+    return (response.status_code, response.content, *(response.get(h) for h in COMPARED_HEADERS))
+
+
+def test_no_token_and_bad_tokens_are_401(world: World) -> None:
+    for path in ("/api/memory/nodes/", "/api/memory/tools/", "/api/memory/nodes/x/unknown/", "/api/schema/"):
+        response = HttpClient().get(path, {"q": "northwind"})
+        assert error_of(response, 401) == {
+            "code": "unauthenticated",
+            "message": "Authentication credentials were not provided.",
+            "field": None,
+        }
+        assert response["WWW-Authenticate"] == "Token"
+    for header in ("Token not-a-token", "Token ", "Token a b", f"Bearer {world.tokens['alice']}"):
+        response = HttpClient(headers={"Authorization": header}).get("/api/memory/nodes/", {"q": "northwind"})
+        assert error_of(response, 401)["code"] == "unauthenticated", header
+    alice = world.users["alice"]
+    alice.is_active = False
+    alice.save(update_fields=["is_active"])
+    response = world.get("alice", "/api/memory/nodes/", {"q": "northwind"})
+    assert error_of(response, 401) == {"code": "unauthenticated", "message": "User inactive or deleted.", "field": None}
+
+
+def test_hidden_unknown_and_malformed_ids_are_one_answer(world: World, personas: Personas) -> None:
+    services.graph_rebuild_firm(firm_id=personas.firm.pk)
+    hidden = node("client", "Northwind Holdings, Inc.").pk  # bob may open no Northwind client case
+    other_firm = Node.objects.filter(firm=personas.firm).first().pk
+    ids = [hidden, uuid.uuid4(), other_firm, "abc", "1", "-1", "0" * 500, "%20", "%00", "null", str(hidden).upper() + "0"]
+    answers = set()
+    for persona in ("bob", "stranger"):
+        for node_id in ids:
+            for tail in ("neighbors/", "brief/", "neighbors/?limit=5&kind=case", "brief/?limit=1"):
+                answers.add(fingerprint(world.get(persona, f"/api/memory/nodes/{node_id}/{tail}")))
+        for path in ("/api/memory/nodes//neighbors/", "/api/memory/nodes/a/b/brief/", "/api/memory/nope/", "/api/memory/nodes/x/unknown/"):
+            answers.add(fingerprint(world.get(persona, path)))
+    assert {a[:2] for a in answers} == {(404, NOT_FOUND)}
+    # Among real endpoints every header agrees too; an unknown path differs only in what its Allow header lists.
+    assert len({a for a in answers if a[3] == "GET, HEAD"}) == 1
+    visible = world.get("bob", f"/api/memory/nodes/{node('case', 'x').pk if False else ''}")
+    assert visible.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        ("/api/memory/nodes/", {"q": "northwind", "kind": "document"}, "kind"),
+        ("NODE/neighbors/", {"kind": "Case"}, "kind"),
+        ("/api/memory/nodes/", {"q": "northwind", "limit": "0"}, "limit"),
+        ("/api/memory/nodes/", {"q": "northwind", "limit": "101"}, "limit"),
+        ("/api/memory/nodes/", {"q": "northwind", "limit": "ten"}, "limit"),
+        ("/api/memory/nodes/", {"q": "northwind", "limit": "-1"}, "limit"),
+        ("/api/memory/nodes/", {"q": "northwind", "limit": "1e3"}, "limit"),
+        ("NODE/neighbors/", {"limit": "0"}, "limit"),
+        ("NODE/neighbors/", {"limit": "101"}, "limit"),
+        ("NODE/neighbors/", {"limit": "ten"}, "limit"),
+        ("NODE/brief/", {"limit": "0"}, "limit"),
+        ("NODE/brief/", {"limit": "101"}, "limit"),
+        ("NODE/brief/", {"limit": "2.5"}, "limit"),
+        ("/api/memory/search/", {"q": "lease", "limit": "0"}, "limit"),
+        ("/api/memory/search/", {"q": "lease", "limit": "101"}, "limit"),
+        ("/api/memory/search/", {"q": "lease", "limit": "many"}, "limit"),
+        ("/api/memory/nodes/", {}, "q"),
+        ("/api/memory/nodes/", {"q": ""}, "q"),
+        ("/api/memory/nodes/", {"q": "   "}, "q"),
+        ("/api/memory/nodes/", {"q": "x" * 10_000}, "q"),
+        ("/api/memory/nodes/", {"q": "north\x00wind"}, "q"),
+        ("/api/memory/search/", {}, "q"),
+        ("/api/memory/search/", {"q": ""}, "q"),
+        ("/api/memory/search/", {"q": "x" * 10_000}, "q"),
+        ("/api/memory/conflicts/", {}, "name"),
+        ("/api/memory/conflicts/", {"name": ""}, "name"),
+        ("/api/memory/conflicts/", {"name": "x" * 10_000}, "name"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field(world: World, path: str, params: dict[str, str], field: str) -> None:
+    path = path.replace("NODE", f"/api/memory/nodes/{node('case', C014).pk}")
+    error = error_of(world.get("dana", path, params), 400)
+    assert error["code"] == "invalid" and error["field"] == field
+    # The message says what is wrong, in plain words and without echoing the input back.
+    assert len(error["message"]) < 200
+
+
+def test_limit_at_the_cap_is_accepted(world: World) -> None:
+    cap = str(conf.get("PAGE_MAX"))
+    assert world.get("dana", "/api/memory/nodes/", {"q": "northwind", "limit": cap}).status_code == 200
+    assert world.get("dana", "/api/memory/search/", {"q": "lease", "limit": cap}).status_code == 200
+
+
+def test_other_methods_are_405(world: World) -> None:
+    http = world.client("dana")
+    for method in ("post", "put", "patch", "delete", "options"):
+        for path in ("/api/memory/nodes/", "/api/memory/tools/", "/api/memory/search/"):
+            response = getattr(http, method)(path, data="{}", content_type="application/json")
+            error = error_of(response, 405)
+            assert error == {"code": "invalid", "message": f'Method "{method.upper()}" not allowed.', "field": None}
+            assert response["Allow"] == "GET, HEAD"
+    # A signed-in browser session is held to the same answer (no CSRF page, no HTML).
+    session = HttpClient(enforce_csrf_checks=True)
+    session.force_login(world.users["dana"])
+    assert error_of(session.get("/api/memory/nodes/x/unknown/"), 404)["code"] == "not_found"
+
+
+def test_throttled_per_user_with_retry_after(world: World, settings: Any) -> None:
+    set_throttle_rate(settings, "3/min")
+    # One count per user across every endpoint of the API.
+    paths = ["/api/memory/tools/", "/api/memory/nodes/?q=northwind", "/api/memory/conflicts/?name=Northwind"]
+    assert [world.get("alice", p).status_code for p in paths] == [200, 200, 200]
+    response = world.get("alice", "/api/memory/search/?q=lease")
+    assert error_of(response, 429)["code"] == "throttled"
+    assert 0 < int(response["Retry-After"]) <= 60
+    assert "throttled" in response.json()["error"]["message"]
+    # A session for the same user shares the count; another user has their own.
+    session = HttpClient()
+    session.force_login(world.users["alice"])
+    assert session.get("/api/memory/tools/").status_code == 429
+    assert world.get("bob", "/api/memory/tools/").status_code == 200
+    # Anonymous callers are told to authenticate, never throttled by someone else's count.
+    assert error_of(world.get(None, "/api/memory/tools/"), 401)["code"] == "unauthenticated"

@@ -1,0 +1,305 @@
+"""Proof that nothing crosses the wall: generated firms, every read path, every viewer, an independent oracle.
+
+For each generated world (tests/wall_world.py) the connection map and the
+case summaries are built by the real code (extractive writer, no embedder);
+then every viewer (every user of every firm, active or not, plus a platform
+operator of no firm) calls every read path, as a service and over HTTP:
+lookup, a walk from every node id in the database, the brief of every node
+id, a search for every case's canary, a conflict check for every party name.
+Each answer is held against the oracle (plain Python over the spec, never
+`graph_memory.access`):
+
+- no canary, node id or label that belongs only to cases the viewer may not
+  open appears anywhere in the answer, and every node it names is one the
+  viewer reaches, with the right kind and label;
+- an id the viewer cannot reach answers exactly (type and message; status,
+  headers and bytes) as a random id that never existed;
+- result sets, counts, `has_more` and pages of one agree with the visible data;
+- nothing from another firm appears, admins included.
+
+The normal suite runs a fixed-seed, bounded number of examples; `make proof`
+(GRAPH_MEMORY_PROOF=long) runs many more with fresh randomness.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import transaction
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from accounts.models import User
+from graph_memory import access, services
+from graph_memory.api.views import MemoryApi
+from graph_memory.models import CaseSummary, Edge, Node
+from graph_memory.summaries.writers import ExtractiveWriter
+from practice.permissions import view_case_permission
+from tests.wall_world import BASES, FILLER_WORD, FIRST_NAMES, NodeKey, Oracle, WorldSpec, build_world, worlds
+
+LONG = os.environ.get("GRAPH_MEMORY_PROOF") == "long"
+MAX_EXAMPLES = int(os.environ.get("GRAPH_MEMORY_PROOF_EXAMPLES") or (150 if LONG else 6))
+
+# Figures for docs/SECURITY.md: probes made by path, examples run, leaks found (a leak fails the test at once).
+PROBES: Counter[str] = Counter()
+EXAMPLES: Counter[str] = Counter()
+
+UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def _text(value: Any) -> str:
+    return json.dumps(dataclasses.asdict(value), default=str, ensure_ascii=False)
+
+
+class Wall:
+    """One viewer in one world: the probes, and what each answer must and must not contain."""
+
+    def __init__(self, oracle: Oracle, viewer: User, ids: dict[NodeKey, str]) -> None:
+        self.oracle, self.viewer, self.ids = oracle, viewer, ids
+        self.keys = {node_id: key for key, node_id in ids.items()}
+        self.reachable = oracle.reachable(viewer)
+        self.visible = oracle.visible_cases(viewer)
+        hidden_cases = set(oracle.case_tokens) - self.visible
+        self.forbidden_tokens = [oracle.case_tokens[c] for c in hidden_cases]
+        unreachable = set(ids) - self.reachable
+        self.forbidden_ids = {ids[k] for k in unreachable}
+        shown = [oracle.labels[k] for k in self.reachable]
+        # A hidden party's label may legitimately appear inside a visible one ("Acme Corp" in "Acme Corp.").
+        self.forbidden_labels = [
+            oracle.labels[k] for k in unreachable if not any(oracle.labels[k] in label for label in shown)
+        ]
+        self.client = APIClient()
+        if viewer.is_active:
+            self.client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=viewer).key}")
+        else:
+            self.client.force_authenticate(viewer)  # a session that outlived the deactivation
+        never = uuid.uuid4()
+        self.missing_svc = {
+            "walk": self.svc_error(lambda: services.node_neighbors(viewer=viewer, node_id=never)),
+            "brief": self.svc_error(lambda: services.node_brief(viewer=viewer, node_id=never)),
+        }
+        self.missing_http = {
+            path: self.raw(f"/api/memory/nodes/{never}/{path}/", {"limit": 3}) for path in ("neighbors", "brief")
+        }
+        assert self.missing_http["neighbors"] == self.missing_http["brief"]
+        assert self.missing_http["neighbors"][0] == 404
+
+    # --- calling ----------------------------------------------------------------------------------
+
+    def svc_error(self, call: Callable[[], Any]) -> tuple[Any, ...]:
+        PROBES["service"] += 1
+        with pytest.raises(access.NotFound) as info:
+            call()
+        return type(info.value), str(info.value), info.value.args
+
+    def svc(self, call: Callable[[], Any]) -> Any:
+        PROBES["service"] += 1
+        result = call()
+        self.scan(_text(result))
+        return result
+
+    def raw(self, path: str, params: dict[str, Any] | None = None) -> tuple[int, bytes, list[tuple[str, str]]]:
+        PROBES["http"] += 1
+        response = self.client.get(path, params or {})
+        self.scan(response.content.decode())
+        return response.status_code, response.content, sorted(response.items())
+
+    def http(self, path: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        status, content, _ = self.raw(path, params)
+        assert status == 200, (path, status, content)
+        body = json.loads(content)
+        assert body["notice"]
+        return body
+
+    # --- checking ---------------------------------------------------------------------------------
+
+    def scan(self, text: str) -> None:
+        """Nothing that belongs only to cases this viewer may not open, and no id of a node they cannot reach."""
+        for token in self.forbidden_tokens:
+            assert token not in text, f"LEAK: canary {token} reached {self.viewer.username}"
+        for found in UUID_RE.findall(text):
+            assert found not in self.forbidden_ids, f"LEAK: node id {found} reached {self.viewer.username}"
+        for label in self.forbidden_labels:
+            assert label not in text, f"LEAK: label {label!r} reached {self.viewer.username}"
+
+    def key(self, ref: Any) -> NodeKey:
+        """The node a returned reference names; it must be reachable, with its true kind and label."""
+        node_id, kind, label = (ref["id"], ref["kind"], ref["label"]) if isinstance(ref, dict) else (ref.id, ref.kind, ref.label)
+        key = self.keys[node_id]
+        assert key in self.reachable, f"LEAK: unreachable node {key} reached {self.viewer.username}"
+        assert (kind, label) == (key[1], self.oracle.labels[key])
+        return key
+
+    # --- the probes -------------------------------------------------------------------------------
+
+    def walks_and_briefs(self) -> None:
+        v = self.viewer
+        for key, node_id in self.ids.items():
+            if key not in self.reachable:
+                assert self.svc_error(lambda: services.node_neighbors(viewer=v, node_id=node_id)) == self.missing_svc["walk"]
+                assert self.svc_error(lambda: services.node_brief(viewer=v, node_id=node_id)) == self.missing_svc["brief"]
+                for path in ("neighbors", "brief"):
+                    assert self.raw(f"/api/memory/nodes/{node_id}/{path}/", {"limit": 3}) == self.missing_http[path]
+                continue
+            self.walk(key, node_id)
+            self.brief(key, node_id)
+
+    def walk(self, key: NodeKey, node_id: str) -> None:
+        expected = self.oracle.neighbors(self.viewer, key)
+        page = self.svc(lambda: services.node_neighbors(viewer=self.viewer, node_id=node_id, limit=100))
+        assert self.key(page.node) == key and not page.has_more
+        got = [(self.key(n.node), n.edge, self.key(n.case)) for n in page.results]
+        assert sorted(got) == sorted(expected)
+        first = self.svc(lambda: services.node_neighbors(viewer=self.viewer, node_id=node_id, limit=1))
+        assert first.results == page.results[:1] and first.has_more == (len(expected) > 1)
+        body = self.http(f"/api/memory/nodes/{node_id}/neighbors/", {"limit": 1})
+        assert [(self.key(r["node"]), r["edge"], self.key(r["case"])) for r in body["results"]] == got[:1]
+        assert body["has_more"] == (len(expected) > 1)
+
+    def brief(self, key: NodeKey, node_id: str) -> None:
+        expected = self.oracle.brief_cases(self.viewer, key)
+        brief = self.svc(lambda: services.node_brief(viewer=self.viewer, node_id=node_id, limit=100))
+        assert self.key(brief.node) == key and not brief.has_more
+        assert sorted(self.key(e.case) for e in brief.cases) == sorted(expected)
+        for entry in brief.cases:
+            assert entry.summary and self.oracle.case_tokens[self.key(entry.case)] in entry.summary
+            assert entry.case_id == self.key(entry.case)[2]
+        if key[1] != "case":
+            count = len(expected)
+            assert f"the summaries of {count} case{'s' if count != 1 else ''} you may open" in brief.text
+        body = self.http(f"/api/memory/nodes/{node_id}/brief/", {"limit": 1})
+        assert len(body["cases"]) == 1 and body["has_more"] == (len(expected) > 1)
+        assert self.key(body["cases"][0]["case"]) in expected
+
+    def searches(self) -> None:
+        v = self.viewer
+        for case_key, token in self.oracle.case_tokens.items():
+            expected = [case_key] if case_key in self.visible else []
+            result = self.svc(lambda: services.search_cases(viewer=v, q=token, limit=5))
+            assert [self.key(h.case) for h in result.results] == expected and result.mode == "keyword"
+            assert [h.case_id for h in result.results] == [k[2] for k in expected]
+            body = self.http("/api/memory/search/", {"q": token, "limit": 5})
+            assert [self.key(h["case"]) for h in body["results"]] == expected
+        everything = self.svc(lambda: services.search_cases(viewer=v, q=FILLER_WORD, limit=100))
+        assert sorted(self.key(h.case) for h in everything.results) == sorted(self.visible)
+        body = self.http("/api/memory/search/", {"q": f"{FILLER_WORD} account", "limit": 2})
+        assert len(body["results"]) == min(2, len(self.visible))
+        assert {self.key(h["case"]) for h in body["results"]} <= self.visible
+
+    def conflicts(self) -> None:
+        for name in self.oracle.party_names():
+            expected = self.oracle.conflicts(self.viewer, name)
+            report = self.svc(lambda: services.conflicts_check(viewer=self.viewer, name=name))
+            got = [(self.key(m.case), self.key(m.party), m.role) for m in report.matches]
+            assert sorted(got) == sorted(expected) and len(got) == len(set(got)) and not report.has_more
+            body = self.http("/api/memory/conflicts/", {"name": name})
+            assert [(self.key(m["case"]), self.key(m["party"]), m["role"]) for m in body["matches"]] == got
+            assert body["has_more"] is False
+
+    def lookups(self) -> None:
+        queries = [*BASES, *FIRST_NAMES, "corp", "vq", "matter", *self.oracle.case_tokens.values()]
+        for q in queries:
+            expected = self.oracle.lookup(self.viewer, q)
+            page = self.svc(lambda: services.nodes_lookup(viewer=self.viewer, q=q, limit=100))
+            got = [self.key(n) for n in page.results]
+            assert sorted(got) == sorted(expected) and not page.has_more
+            body = self.http("/api/memory/nodes/", {"q": q, "limit": 1})
+            assert [self.key(n) for n in body["results"]] == got[:1] and body["has_more"] == (len(expected) > 1)
+
+
+def _check_map(oracle: Oracle) -> dict[NodeKey, str]:
+    """The stored map is exactly the oracle's; returns node ids by oracle key (every node of every firm)."""
+    firm_index = {firm.pk: f for f, firm in enumerate(oracle.built.firms)}
+    ids, labels = {}, {}
+    for node_id, firm_id, kind, ref_id, label in Node.objects.values_list("id", "firm_id", "kind", "ref_id", "label"):
+        key = (firm_index[firm_id], kind, ref_id)
+        ids[key], labels[key] = str(node_id), label
+    assert labels == oracle.labels
+    stored = {
+        ((firm_index[f], "case", c), kind, (firm_index[f], sk, sr), (firm_index[f], tk, tr))
+        for f, c, kind, sk, sr, tk, tr in Edge.objects.values_list(
+            "firm_id", "case_id", "kind", "source__kind", "source__ref_id", "target__kind", "target__ref_id"
+        )
+    }
+    assert stored == oracle.edges
+    return ids
+
+
+def check_world(spec: WorldSpec) -> None:
+    built = build_world(spec, view_case_permission=view_case_permission())
+    oracle = Oracle(built=built, spec=spec)
+    for firm, cases in zip(built.firms, built.cases, strict=True):
+        if spec.build_by_sync:
+            for case in cases:
+                services.graph_sync_case(case_id=case.pk)
+        else:
+            services.graph_rebuild_firm(firm_id=firm.pk)
+    writer = ExtractiveWriter()
+    for cases in built.cases:
+        for case in cases:
+            services.summarize_case(case_id=case.pk, writer=writer)
+    assert not CaseSummary.objects.filter(text="").exists()
+    ids = _check_map(oracle)
+    # Ids that never existed, and malformed ones, as extra rows of the walk.
+    viewers = [u for users in built.users for u in users] + [built.platform_operator]
+    for viewer in viewers:
+        wall = Wall(oracle, viewer, ids)
+        for bogus in (str(uuid.uuid4()), "not-a-uuid", "0" * 40):
+            for path in ("neighbors", "brief"):
+                assert wall.raw(f"/api/memory/nodes/{bogus}/{path}/", {"limit": 3}) == wall.missing_http[path]
+        wall.walks_and_briefs()
+        wall.searches()
+        wall.conflicts()
+        wall.lookups()
+    EXAMPLES["examples"] += 1
+    EXAMPLES["firms"] += len(built.firms)
+    EXAMPLES["viewers"] += len(viewers)
+    EXAMPLES["cases"] += sum(len(c) for c in built.cases)
+    EXAMPLES["nodes"] += len(ids)
+
+
+@pytest.mark.django_db
+def test_nothing_crosses_the_wall(settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    settings.GRAPH_MEMORY = {"EMBEDDER": "none", "WRITER": "extractive"}
+    # Thousands of requests per example: the throttle has its own test (test_graph_reads.py).
+    monkeypatch.setattr(MemoryApi, "throttle_classes", [])
+    PROBES.clear()
+    EXAMPLES.clear()
+    started = time.monotonic()
+
+    @hypothesis_settings(
+        max_examples=MAX_EXAMPLES,
+        derandomize=not LONG,
+        database=None,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    )
+    @given(spec=worlds())
+    def example(spec: WorldSpec) -> None:
+        # Each example in a savepoint rolled back at its end: the next one starts from an empty database.
+        with transaction.atomic():
+            check_world(spec)
+            transaction.set_rollback(True)
+
+    example()
+    elapsed = time.monotonic() - started
+    total = PROBES["service"] + PROBES["http"]
+    print(
+        f"\nwall proof: {EXAMPLES['examples']} examples ({'long' if LONG else 'fixed seed'}), "
+        f"{EXAMPLES['firms']} firms, {EXAMPLES['viewers']} viewers, {EXAMPLES['cases']} cases, "
+        f"{EXAMPLES['nodes']} nodes; {total} probes ({PROBES['service']} service calls, {PROBES['http']} HTTP requests); "
+        f"0 leaks; {elapsed:.1f}s"
+    )
+    assert EXAMPLES["examples"] >= 1 and total > 0
