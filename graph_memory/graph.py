@@ -42,12 +42,12 @@ WORKS_ON, FOR_CLIENT, AGAINST = (k.value for k in Edge.Kind)
 
 
 def node_uuid(*, firm_id: int, kind: str, ref_id: int) -> uuid.UUID:
-    """The id of a node; `_WANTED_SQL` computes the same value in SQL."""
+    """The id of a node: a UUID derived from what it stands for, so every rebuild gives the same one."""
     return uuid.uuid3(ID_NAMESPACE, f"node:{firm_id}:{kind}:{ref_id}")
 
 
 def edge_uuid(*, case_id: int, kind: str, source_id: uuid.UUID, target_id: uuid.UUID) -> uuid.UUID:
-    """The id of an edge; `_WANTED_SQL` computes the same value in SQL."""
+    """The id of an edge; `_apply` computes the same value in SQL (`_uuid3_sql`)."""
     return uuid.uuid3(ID_NAMESPACE, f"edge:{case_id}:{kind}:{source_id}:{target_id}")
 
 
@@ -85,39 +85,42 @@ N, E = Node._meta.db_table, Edge._meta.db_table
 
 
 def _md5_sql(name: str) -> str:
-    """SQL for the MD5 (hex) of ID_NAMESPACE's bytes followed by <name>: the digest uuid.uuid3 starts from."""
+    """SQL for the MD5 (hex) of ID_NAMESPACE's bytes then <name>: where uuid.uuid3 starts."""
     return f"md5('\\x{ID_NAMESPACE.hex}'::bytea || convert_to({name}, 'UTF8'))"
 
 
 def _uuid3_sql(h: str) -> str:
-    """SQL turning that digest (a column, so it is computed once) into the uuid3: version and variant bits set."""
+    """SQL finishing uuid.uuid3 from that digest: version and variant bits set.
+
+    <h> must be a column of a subquery fenced with OFFSET 0, so the digest is
+    computed once, not in each of the four places that read it.
+    """
     return (
         f"(substr({h}, 1, 12) || '3' || substr({h}, 14, 3) "
         f"|| translate(substr({h}, 17, 1), '0123456789abcdef', '89ab89ab89ab89ab') || substr({h}, 18))::uuid"
     )
 
 
-# The rows the host records call for, as two CTEs over the source querysets:
-# wn (id, firm_id, kind, ref_id, label) and we (id, firm_id, case_id, kind, source_id, target_id).
-# "OFFSET 0" keeps each digest a computed column instead of an expression
-# the planner would copy into the four places that read it.
+_EDGE_NAME = "'edge:' || we.case_id || ':' || we.kind || ':' || we.source_id || ':' || we.target_id"
+
+
+# What the host records call for, over the source querysets, by natural key:
+# wn (firm_id, kind, ref_id, label) and we (firm_id, case_id, kind, source_id,
+# target_id), where an edge's ends are the nodes already stored (a rebuild
+# stores missing nodes before it adds edges). Ids are computed only for rows
+# being inserted, so a rebuild with nothing to do hashes nothing.
 _WANTED_SQL = f"""
 WITH heads AS MATERIALIZED ({{heads}}), team AS MATERIALIZED ({{team}}), parties AS MATERIALIZED ({{parties}}),
-wn_raw AS (
-    SELECT firm_ref AS firm_id, '{CASE}' AS kind, case_ref AS ref_id, case_label AS label FROM heads
-    UNION ALL SELECT firm_ref, '{LAWYER}', owner_ref, owner_label FROM heads
-    UNION ALL SELECT firm_ref, '{CLIENT}', client_ref, client_label FROM heads
-    UNION ALL SELECT h.firm_ref, '{LAWYER}', t.user_ref, t.user_label FROM team t JOIN heads h USING (case_ref)
-    UNION ALL SELECT h.firm_ref, '{COUNTERPARTY}', p.party_ref, p.party_label FROM parties p JOIN heads h USING (case_ref)
+wn AS (
+    SELECT DISTINCT firm_id, kind, ref_id, left(label, {_LABEL_MAX}) AS label FROM (
+        SELECT firm_ref AS firm_id, '{CASE}' AS kind, case_ref AS ref_id, case_label AS label FROM heads
+        UNION ALL SELECT firm_ref, '{LAWYER}', owner_ref, owner_label FROM heads
+        UNION ALL SELECT firm_ref, '{CLIENT}', client_ref, client_label FROM heads
+        UNION ALL SELECT h.firm_ref, '{LAWYER}', t.user_ref, t.user_label FROM team t JOIN heads h USING (case_ref)
+        UNION ALL SELECT h.firm_ref, '{COUNTERPARTY}', p.party_ref, p.party_label FROM parties p JOIN heads h USING (case_ref)
+    ) named
 ),
-wn AS MATERIALIZED (
-    SELECT {_uuid3_sql("d.h")} AS id, d.firm_id, d.kind, d.ref_id, d.label FROM (
-        SELECT firm_id, kind, ref_id, left(label, {_LABEL_MAX}) AS label,
-               {_md5_sql("'node:' || firm_id || ':' || kind || ':' || ref_id")} AS h
-        FROM wn_raw GROUP BY firm_id, kind, ref_id, label OFFSET 0
-    ) d
-),
-we_raw AS (
+we_refs AS (
     SELECT firm_ref AS firm_id, case_ref AS case_id, '{WORKS_ON}' AS kind, '{LAWYER}' AS skind, owner_ref AS sref,
            '{CASE}' AS tkind, case_ref AS tref FROM heads
     UNION ALL SELECT h.firm_ref, case_ref, '{WORKS_ON}', '{LAWYER}', t.user_ref, '{CASE}', case_ref
@@ -127,16 +130,12 @@ we_raw AS (
           FROM parties p JOIN heads h USING (case_ref)
 ),
 we AS (
-    SELECT {_uuid3_sql("d.h")} AS id, d.firm_id, d.case_id, d.kind, d.source_id, d.target_id FROM (
-        SELECT r.firm_id, r.case_id, r.kind, s.id AS source_id, t.id AS target_id,
-               {_md5_sql("'edge:' || r.case_id || ':' || r.kind || ':' || s.id || ':' || t.id")} AS h
-        FROM we_raw r
-        JOIN wn s ON s.kind = r.skind AND s.ref_id = r.sref
-        JOIN wn t ON t.kind = r.tkind AND t.ref_id = r.tref
-        OFFSET 0
-    ) d
+    SELECT r.firm_id, r.case_id, r.kind, s.id AS source_id, t.id AS target_id FROM we_refs r
+    JOIN {N} s ON s.firm_id = r.firm_id AND s.kind = r.skind AND s.ref_id = r.sref
+    JOIN {N} t ON t.firm_id = r.firm_id AND t.kind = r.tkind AND t.ref_id = r.tref
 )
 """
+_SAME_EDGE = "e.case_id = we.case_id AND e.kind = we.kind AND e.source_id = we.source_id AND e.target_id = we.target_id"
 _NO_EDGE = (
     f"NOT EXISTS (SELECT 1 FROM {E} x WHERE x.source_id = n.id) AND NOT EXISTS (SELECT 1 FROM {E} x WHERE x.target_id = n.id)"
 )
@@ -161,30 +160,29 @@ def _keys(kind: str, label: str) -> tuple[str, str]:
 
 
 def _write_nodes(cursor: Any, with_sql: str, with_params: list[Any], changes: GraphChanges) -> int:
-    """Insert the wanted nodes that are missing and relabel those whose label or keys differ.
+    """Insert the wanted nodes that are missing and relabel those whose label or keys differ; returns how many are wanted.
 
     The name keys come from `names.py` (Python), so the wanted labels are read
-    back with the stored ones and only the differences are sent to the database.
+    back beside the stored ones and only the differences are sent back.
     """
     cursor.execute(
-        f"{with_sql} SELECT wn.id, wn.firm_id, wn.kind, wn.ref_id, wn.label, n.id IS NOT NULL, n.label, n.name_key, n.party_key "
-        f"FROM wn LEFT JOIN {N} n ON n.id = wn.id",
+        f"{with_sql} SELECT wn.firm_id, wn.kind, wn.ref_id, wn.label, n.id, n.label, n.name_key, n.party_key "
+        f"FROM wn LEFT JOIN {N} n ON n.firm_id = wn.firm_id AND n.kind = wn.kind AND n.ref_id = wn.ref_id",
         with_params,
     )
+    rows = cursor.fetchall()
     new: list[tuple[Any, ...]] = []
     changed: list[tuple[Any, ...]] = []
-    rows = cursor.fetchall()
-    for node_id, firm_id, kind, ref_id, label, stored, old_label, old_name_key, old_party_key in rows:
+    for firm_id, kind, ref_id, label, node_id, old_label, old_name_key, old_party_key in rows:
         name_key, party = _keys(kind, label)
-        if not stored:
-            new.append((node_id, firm_id, kind, ref_id, label, name_key, party))
+        if node_id is None:
+            new.append((node_uuid(firm_id=firm_id, kind=kind, ref_id=ref_id), firm_id, kind, ref_id, label, name_key, party))
         elif (label, name_key, party) != (old_label, old_name_key, old_party_key):
             changed.append((node_id, label, name_key, party))
     if new:
-        # ON CONFLICT: a concurrent sync of the same firm cannot run (advisory lock), but a node is one row whatever happens.
         cursor.execute(
             f"INSERT INTO {N} (id, firm_id, kind, ref_id, label, name_key, party_key) SELECT * FROM unnest("
-            "%s::uuid[], %s::bigint[], %s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[]) ON CONFLICT DO NOTHING",
+            "%s::uuid[], %s::bigint[], %s::text[], %s::bigint[], %s::text[], %s::text[], %s::text[])",
             [list(column) for column in zip(*new, strict=True)],
         )
         changes.nodes_added = cursor.rowcount
@@ -202,9 +200,10 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
     """Make the stored rows in scope (the firm, or one case's edges) what the host records call for.
 
     Each statement computes the wanted rows afresh from the host tables. A host
-    change committed between two statements can leave an edge for a node not
-    yet stored or a node still used; the guards below skip both, and that
-    change's own sync (waiting on the firm's lock) finishes the job.
+    change committed between two statements can want an edge whose node is
+    not stored yet (the edge is skipped) or drop a node an edge still uses (the
+    node is kept); that change's own sync, waiting on the firm's lock, then
+    finishes the job.
     """
     changes = GraphChanges()
     with_sql, with_params = _wanted(firm_id=None if case_id is not None else firm_id, case_id=case_id)
@@ -212,24 +211,26 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
     scope_param = case_id if case_id is not None else firm_id
     with connection.cursor() as cursor:
         cursor.execute(
-            f"{with_sql} DELETE FROM {E} e WHERE {edge_scope} AND NOT EXISTS (SELECT 1 FROM we WHERE we.id = e.id) "
+            f"{with_sql} DELETE FROM {E} e WHERE {edge_scope} AND NOT EXISTS (SELECT 1 FROM we WHERE {_SAME_EDGE}) "
             "RETURNING e.source_id, e.target_id",
             [*with_params, scope_param],
         )
         freed = sorted({node for row in cursor.fetchall() for node in row})
         changes.edges_removed = cursor.rowcount
         wanted_nodes = _write_nodes(cursor, with_sql, with_params, changes)
+        # No ON CONFLICT: the firm's lock and the NOT EXISTS leave nothing to conflict with.
         cursor.execute(
-            f"{with_sql} INSERT INTO {E} (id, firm_id, case_id, kind, source_id, target_id) SELECT we.* FROM we "
-            f"WHERE NOT EXISTS (SELECT 1 FROM {E} e WHERE e.id = we.id) "
-            f"AND EXISTS (SELECT 1 FROM {N} n WHERE n.id = we.source_id) AND EXISTS (SELECT 1 FROM {N} n WHERE n.id = we.target_id) "
-            "ON CONFLICT DO NOTHING",
+            f"{with_sql} INSERT INTO {E} (id, firm_id, case_id, kind, source_id, target_id) "
+            f"SELECT {_uuid3_sql('d.h')}, d.firm_id, d.case_id, d.kind, d.source_id, d.target_id FROM ("
+            f"SELECT we.*, {_md5_sql(_EDGE_NAME)} AS h FROM we WHERE NOT EXISTS (SELECT 1 FROM {E} e WHERE {_SAME_EDGE}) "
+            "OFFSET 0) d",
             with_params,
         )
         changes.edges_added = cursor.rowcount
         if case_id is None:
             cursor.execute(
-                f"{with_sql} DELETE FROM {N} n WHERE n.firm_id = %s AND NOT EXISTS (SELECT 1 FROM wn WHERE wn.id = n.id) AND {_NO_EDGE}",
+                f"{with_sql} DELETE FROM {N} n WHERE n.firm_id = %s AND NOT EXISTS (SELECT 1 FROM wn "
+                f"WHERE wn.firm_id = n.firm_id AND wn.kind = n.kind AND wn.ref_id = n.ref_id) AND {_NO_EDGE}",
                 [*with_params, firm_id],
             )
             changes.nodes_removed = cursor.rowcount

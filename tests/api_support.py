@@ -26,6 +26,7 @@ C014 = "2026-014 Northwind / Castell acquisition"
 C031 = "2026-031 Brightline v. Northwind (breach of logistics agreement)"
 C088 = "2025-088 Meridian Foods — commercial lease dispute (Parkside)"
 C047 = "2026-047 Lee v. Meridian Foods (wrongful termination)"
+NW, NW_CP = "Northwind Holdings, Inc.", "NORTHWIND HOLDINGS INC"
 # The cases each persona may open (tests/test_access.py holds the wall itself).
 VISIBLE = {
     "alice": {C014, C088},

@@ -17,11 +17,25 @@ from accounts.models import Firm, User
 from graph_memory import conf
 from graph_memory.api.tools import endpoints, openai_tools
 from graph_memory.models import CaseSummary, Node
-from tests.api_support import C014, C031, C047, C088, NOT_FOUND, PERSONAS, VISIBLE, World, add_cases, build_world, node
+from tests.api_support import (
+    C014,
+    C031,
+    C047,
+    C088,
+    NOT_FOUND,
+    NW,
+    NW_CP,
+    PERSONAS,
+    VISIBLE,
+    World,
+    add_cases,
+    build_world,
+    node,
+)
 
 pytestmark = pytest.mark.django_db
 
-NW, NW_CP = "Northwind Holdings, Inc.", "NORTHWIND HOLDINGS INC"
+
 CASE_NODES: dict[str, set[tuple[str, str]]] = {
     C014: {("case", C014), ("client", NW), ("counterparty", "Castell Components GmbH"), ("lawyer", "Alice Hale")},
     C031: {
@@ -76,25 +90,29 @@ def ref(n: Node) -> dict[str, str]:
     return {"id": str(n.pk), "kind": n.kind, "label": n.label}
 
 
-@pytest.mark.parametrize("persona", PERSONAS)
-def test_walk_and_brief_of_every_node(world: World, persona: str) -> None:
+def test_walk_and_brief_of_every_node(world: World) -> None:
+    for persona in PERSONAS:
+        check_walk_and_brief(world, persona)
+
+
+def check_walk_and_brief(world: World, persona: str) -> None:
     http = world.client(persona)
     for n in Node.objects.filter(firm=world.firm).order_by("kind", "label"):
         visible_cases = cases_of(n.kind, n.label, persona)
         walk = http.get(f"/api/memory/nodes/{n.pk}/neighbors/")
         brief = http.get(f"/api/memory/nodes/{n.pk}/brief/")
         if not visible_cases:
-            assert (walk.status_code, walk.content) == (404, NOT_FOUND), n.label
-            assert (brief.status_code, brief.content) == (404, NOT_FOUND), n.label
+            assert (walk.status_code, walk.content) == (404, NOT_FOUND), (persona, n.label)
+            assert (brief.status_code, brief.content) == (404, NOT_FOUND), (persona, n.label)
             continue
-        assert walk.status_code == 200, n.label
+        assert walk.status_code == 200, (persona, n.label)
         body = walk.json()
         assert body["node"] == ref(n) and body["has_more"] is False and body["notice"] == NOTICE
         got = {(r["node"]["kind"], r["node"]["label"], r["edge"], r["case"]["label"]) for r in body["results"]}
-        assert got == expected_neighbors(n.kind, n.label, persona), n.label
+        assert got == expected_neighbors(n.kind, n.label, persona), (persona, n.label)
         assert all(r["case"]["kind"] == "case" for r in body["results"])
 
-        assert brief.status_code == 200, n.label
+        assert brief.status_code == 200, (persona, n.label)
         body = brief.json()
         assert body["node"] == ref(n) and body["has_more"] is False and body["notice"] == NOTICE
         assert {c["case"]["label"] for c in body["cases"]} == visible_cases
@@ -105,11 +123,15 @@ def test_walk_and_brief_of_every_node(world: World, persona: str) -> None:
             assert entry["stale"] is False
             assert dt.datetime.fromisoformat(entry["updated_at"]) == summary.written_at
         hidden = set(CASE_NODES) - VISIBLE[persona]
-        assert not any(case.split()[0] in body["text"] for case in hidden), n.label
+        assert not any(case.split()[0] in body["text"] for case in hidden), (persona, n.label)
 
 
-@pytest.mark.parametrize("persona", PERSONAS)
-def test_lookup_finds_exactly_the_reachable_nodes(world: World, persona: str) -> None:
+def test_lookup_finds_exactly_the_reachable_nodes(world: World) -> None:
+    for persona in PERSONAS:
+        check_lookup(world, persona)
+
+
+def check_lookup(world: World, persona: str) -> None:
     reachable = set().union(*(CASE_NODES[c] for c in VISIBLE[persona]))
     for n in Node.objects.filter(firm=world.firm):
         response = world.get(persona, "/api/memory/nodes/", {"q": n.label, "kind": n.kind})
@@ -121,8 +143,12 @@ def test_lookup_finds_exactly_the_reachable_nodes(world: World, persona: str) ->
         assert found <= reachable and all(r["kind"] == n.kind for r in body["results"])
 
 
-@pytest.mark.parametrize("persona", PERSONAS)
-def test_conflict_check_of_every_party(world: World, persona: str) -> None:
+def test_conflict_check_of_every_party(world: World) -> None:
+    for persona in PERSONAS:
+        check_conflicts(world, persona)
+
+
+def check_conflicts(world: World, persona: str) -> None:
     parties = {(k, lbl) for nodes in CASE_NODES.values() for k, lbl in nodes if k in ("client", "counterparty")}
     for _, name in sorted(parties):
         response = world.get(persona, "/api/memory/conflicts/", {"name": name})
@@ -136,11 +162,18 @@ def test_conflict_check_of_every_party(world: World, persona: str) -> None:
             for kind, lbl in CASE_NODES[case]
             if kind in ("client", "counterparty") and lbl in same
         }
-        assert {(m["case"]["label"], m["party"]["label"], m["role"]) for m in body["matches"]} == expected, name
+        assert {(m["case"]["label"], m["party"]["label"], m["role"]) for m in body["matches"]} == expected, (
+            persona,
+            name,
+        )
 
 
-@pytest.mark.parametrize("persona", PERSONAS)
-def test_search_and_tools(world: World, persona: str) -> None:
+def test_search_and_tools(world: World) -> None:
+    for persona in PERSONAS:
+        check_search_and_tools(world, persona)
+
+
+def check_search_and_tools(world: World, persona: str) -> None:
     body = world.get(persona, "/api/memory/search/", {"q": "case status"}).json()
     assert {hit["case"]["label"] for hit in body["results"]} == VISIBLE[persona]
     assert body["notice"] == NOTICE and body["mode"] == "keyword"
@@ -244,7 +277,9 @@ def test_query_counts_do_not_grow_with_the_firm(world: World, django_assert_num_
             for endpoint, path, params in requests:
                 hidden = persona == "bob" and endpoint in ("neighbors", "brief")
                 # A hidden node is one query: the lookup that finds it unreachable.
-                with django_assert_num_queries(OVERHEAD + (1 if hidden else QUERIES[endpoint]), info=f"{persona} {path}"):
+                with django_assert_num_queries(
+                    OVERHEAD + (1 if hidden else QUERIES[endpoint]), info=f"{persona} {path}"
+                ):
                     response = world.get(persona, path, params)
                 assert response.status_code == (404 if hidden else 200), (persona, path)
                 bodies[(persona, path)] = response.json()

@@ -1,4 +1,11 @@
-"""One error shape for every 4xx: {"error": {"code", "message", "field"}}."""
+"""One error shape for every 4xx: {"error": {"code", "message", "field"}}.
+
+DRF's own errors (validation, authentication, throttling, method, media
+type, content negotiation) all come through `exception_handler`, and are
+always rendered as JSON, whatever format the request negotiated (the schema
+endpoint would otherwise answer its 401 in YAML). Paths under the API that
+match no endpoint reach `views.UnknownPathApi`, so they too answer here.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,14 @@ from typing import Any
 
 from django.http import Http404
 from rest_framework import exceptions, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from graph_memory.access import NotFound
+
+# Headers DRF's own handler sets that a client needs: how to authenticate, when to retry.
+_KEPT_HEADERS = {"www-authenticate", "retry-after"}
 
 
 def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
@@ -26,30 +37,33 @@ def _first_field_error(detail: Any) -> tuple[str | None, str]:
     return None, str(detail)
 
 
-def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, (NotFound, Http404, exceptions.NotFound)):
-        return Response(error_body("not_found", "Not found."), status=status.HTTP_404_NOT_FOUND)
-    if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
-        response = drf_exception_handler(exc, context)
-        code = status.HTTP_401_UNAUTHORIZED
-        headers = {}
-        if response is not None:
-            code = response.status_code
-            headers = {k: v for k, v in response.items() if k.lower() == "www-authenticate"}
-        return Response(error_body("unauthenticated", str(exc.detail)), status=code, headers=headers)
-    if isinstance(exc, exceptions.Throttled):
-        response = drf_exception_handler(exc, context)
-        headers = {k: v for k, v in response.items() if k.lower() == "retry-after"} if response else {}
-        return Response(error_body("throttled", str(exc.detail)), status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
+def _error(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, (NotFound, Http404, exceptions.NotFound, exceptions.PermissionDenied)):
+        # The assistant's endpoints have no "forbidden" answer: what a viewer
+        # may not see does not exist for them, with the one body for both.
+        return Response(error_body("not_found", NotFound.message), status=status.HTTP_404_NOT_FOUND)
     if isinstance(exc, exceptions.ValidationError):
         field, message = _first_field_error(exc.detail)
         return Response(error_body("invalid", message, field), status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, exceptions.PermissionDenied):
-        # The assistant's endpoints have no "forbidden" answer: what a viewer
-        # may not see does not exist for them.
-        return Response(error_body("not_found", "Not found."), status=status.HTTP_404_NOT_FOUND)
     response = drf_exception_handler(exc, context)
-    if response is not None and 400 <= response.status_code < 500:
-        detail = response.data.get("detail", "Bad request.") if isinstance(response.data, dict) else response.data
-        response.data = error_body("invalid", str(detail))
+    if response is None or not 400 <= response.status_code < 500:
+        return response  # not ours to reshape: Django's 500 handling takes over
+    headers = {k: v for k, v in response.items() if k.lower() in _KEPT_HEADERS}
+    if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+        code = "unauthenticated"
+    elif isinstance(exc, exceptions.Throttled):
+        code = "throttled"
+    else:  # method not allowed, unsupported media type, parse error, not acceptable
+        code = "invalid"
+    message = str(getattr(exc, "detail", "")) or response.status_text
+    return Response(error_body(code, message), status=response.status_code, headers=headers)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's EXCEPTION_HANDLER: every 4xx in the one shape, as JSON."""
+    response = _error(exc, context)
+    request = context.get("request")
+    if response is not None and request is not None:
+        request.accepted_renderer = JSONRenderer()
+        request.accepted_media_type = JSONRenderer.media_type
     return response

@@ -44,7 +44,6 @@ def _kind(description: str) -> dict[str, Any]:
 def _node_id() -> dict[str, Any]:
     return {
         "type": "string",
-        "minLength": 1,
         "description": "An opaque node id, exactly as returned by find_nodes, walk_neighbors, search_cases or check_conflicts.",
     }
 

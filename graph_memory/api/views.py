@@ -51,6 +51,13 @@ class MemoryApi(APIView):
     # Every endpoint is a read; OPTIONS would answer DRF's metadata without the notice.
     http_method_names = ["get", "head"]
 
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        # Any other method is a 405 before authentication: a browser session
+        # would otherwise fail DRF's CSRF check first and be told "not found".
+        if request.method.lower() not in self.http_method_names:
+            self.http_method_not_allowed(request)
+        super().initial(request, *args, **kwargs)
+
     @staticmethod
     def respond(body: dict[str, Any], output: type[serializers.Serializer]) -> Response:
         return Response(output({**body, "notice": conf.get("NOTICE")}).data)
@@ -293,6 +300,8 @@ class ToolsApi(MemoryApi):
 @extend_schema(exclude=True)
 class UnknownPathApi(MemoryApi):
     """Any other path under the API, any method: the API's own 404 (after authentication), never an HTML page."""
+
+    http_method_names = APIView.http_method_names
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
