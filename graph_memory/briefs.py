@@ -59,7 +59,7 @@ def _page_size(limit: int | None) -> int:
 
 def _case_rows(viewer: Any, cases: Q, limit: int) -> list[dict[str, Any]]:
     """Visible cases matching `cases`, most recently active first, with everything a brief shows. One query."""
-    case_node = Node.objects.filter(firm_id=OuterRef("firm_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk"))
+    case_node = Node.objects.filter(firm_id=OuterRef("firm_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")).order_by()
     against = source.CaseCounterparty.objects.filter(case_id=OuterRef("pk")).order_by("counterparty__name", "pk")
     rows = (
         access.visible_cases(viewer)

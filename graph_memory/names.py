@@ -39,6 +39,8 @@ _SHORT = 3  # the longest piece of a form written in spaced parts ("spa" of "S.p
 
 def _fold(text: str) -> str:
     """Casefolded text without accents; ligatures and width variants folded too (NFKD)."""
+    if text.isascii():  # most names: nothing to decompose (a rebuild folds thousands)
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 
@@ -71,7 +73,16 @@ def party_key(text: str) -> str:
     "GmbH & Co. KG" goes as a whole. A name made only of legal-form words
     keeps them, so no name normalises to nothing.
     """
+    return _party_key(_tokens(text or ""))
+
+
+def name_keys(text: str) -> tuple[str, str]:
+    """(lookup_key(text), party_key(text)), folding the text once."""
     tokens = _tokens(text or "")
+    return " ".join(tokens), _party_key(tokens)
+
+
+def _party_key(tokens: list[str]) -> str:
     if len(tokens) > 1 and tokens[0] in _LEADING_ARTICLES:
         tokens = tokens[1:]
     while True:

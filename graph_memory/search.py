@@ -11,9 +11,11 @@ Vector ranking with exact recall whatever share of the firm the viewer sees:
   the filter cannot starve the result; if it still returns fewer rows than
   asked for, an exact scan.
 Word ranking: PostgreSQL full text over the GIN-indexed `search_vector`
-(header, names and summary). The two rankings are fused by reciprocal rank
-fusion; without a working embedder the answer is words only and says so.
-Each path is a fixed number of statements, whatever the data size.
+(header, names and summary): every word must match when meaning is ranked
+alongside (precise, and cheap however common the words), any word when words
+are all there is. The two rankings are fused by reciprocal rank fusion;
+without a working embedder the answer is words only and says so. Each path is
+a fixed number of statements, whatever the data size.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
@@ -82,8 +85,7 @@ def _visible_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
 
 
 def _words_query(q: str) -> str:
-    # Any word may match (ranked by how many and how close), rather than all
-    # of them: an assistant asks in sentences, and a summary rarely repeats one.
+    """`q` as "any of these words" in websearch syntax (punctuation and operators dropped)."""
     return " or ".join(re.findall(r"\w+", q))
 
 
@@ -122,7 +124,14 @@ def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: i
     if rows[0][0] <= exact_max:
         ranked = [(r[1], r[2]) for r in rows if r[1] is not None]
         return VectorRanking([c for c, _ in ranked], [d for _, d in ranked], "exact")
+    return _index_ranking(viewer=viewer, visible=visible, vector=query, model=model, depth=depth)
 
+
+def _index_ranking(
+    *, viewer: Any, visible: tuple[str, tuple[Any, ...]], vector: str, model: str, depth: int
+) -> VectorRanking:
+    """The HNSW index with an iterative scan; an exact scan if it still comes back short."""
+    vis_sql, vis_params = visible
     with transaction.atomic():
         with connection.cursor() as cursor:
             # Iterative scan: the index keeps walking until `depth` rows pass the
@@ -138,7 +147,7 @@ def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: i
                 f"WHERE s.firm_id = %s AND s.embedding_model = %s "
                 f"AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id)) IS TRUE "
                 "ORDER BY s.embedding <=> %s::vector LIMIT %s",
-                (query, viewer.firm_id, model, *vis_params, query, depth),
+                (vector, viewer.firm_id, model, *vis_params, vector, depth),
             )
             ranked = cursor.fetchall()
     if len(ranked) >= depth:
@@ -147,7 +156,7 @@ def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: i
         f"SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance FROM {S} s "
         f"WHERE s.firm_id = %s AND s.embedding_model = %s AND s.embedding IS NOT NULL AND s.case_id IN ({vis_sql}) "
         "ORDER BY distance, s.case_id LIMIT %s",
-        (query, viewer.firm_id, model, *vis_params, depth),
+        (vector, viewer.firm_id, model, *vis_params, depth),
     )
     return VectorRanking([r[0] for r in ranked], [r[1] for r in ranked], "hnsw+exact")
 
@@ -169,6 +178,95 @@ def _query_vector(
         return None
 
 
+class _Sql:
+    """SQL text and its positional parameters, appended in step so they cannot drift apart."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.params: list[Any] = []
+
+    def add(self, text: str, *params: Any) -> _Sql:
+        self.parts.append(text)
+        self.params.extend(params)
+        return self
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        return _rows("\n".join(self.parts), self.params)
+
+
+def _ranked_search(
+    *, viewer: Any, visible: tuple[str, tuple[Any, ...]], words: str, limit: int, depth: int,
+    exact: tuple[str, str] | None = None, vector_ids: Sequence[int] = (),
+) -> tuple[int, list[tuple[Any, ...]]]:
+    """One statement: the visible set (computed once), the vector ranking (exact over the visible
+    set when `exact` = (vector, model) is given and it holds at most SEARCH_EXACT_MAX cases, else
+    `vector_ids` as ranked), the word ranking, their fusion and the page with snippets.
+
+    Returns (visible cases counted up to SEARCH_EXACT_MAX + 1, rows).
+    """
+    vis_sql, vis_params = visible
+    exact_max = int(conf.get("SEARCH_EXACT_MAX"))
+    sql = _Sql().add(f"WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
+    sql.add("n AS (SELECT count(*) AS n FROM (SELECT 1 FROM vis LIMIT %s) AS x),", exact_max + 1)
+    sql.add("query AS (SELECT websearch_to_tsquery('english', %s) AS q),", words)
+    if exact is not None:
+        # cosine_distance() rather than the <=> operator, so the planner cannot
+        # answer from the approximate index: this is the exact scan.
+        sql.add(
+            f"""vec AS (
+                SELECT e.case_id, row_number() OVER (ORDER BY e.distance, e.case_id) AS rank FROM (
+                    SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
+                    FROM n, vis JOIN {S} s ON s.case_id = vis.id
+                    WHERE n.n <= %s AND s.embedding_model = %s AND s.embedding IS NOT NULL
+                    ORDER BY distance, s.case_id LIMIT %s
+                ) AS e
+            ),""",
+            exact[0], exact_max, exact[1], depth,
+        )  # fmt: skip
+    else:
+        sql.add(
+            "vec AS (SELECT v.case_id, v.rank FROM unnest(%s::bigint[]) WITH ORDINALITY AS v(case_id, rank)),",
+            list(vector_ids),
+        )
+    sql.add(
+        f"""kw AS (
+            SELECT s.case_id, row_number() OVER (ORDER BY ts_rank_cd(s.search_vector, query.q) DESC, s.case_id) AS rank
+            FROM {S} s CROSS JOIN query
+            WHERE s.firm_id = %s AND s.search_vector @@ query.q AND s.case_id IN (SELECT id FROM vis)
+            ORDER BY rank LIMIT %s
+        ),
+        fused AS (
+            SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
+                   coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf
+            FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id
+        ),""",
+        viewer.firm_id, depth,
+    )  # fmt: skip
+    sql.add(
+        f"""top AS (
+            -- Joined to the visible set again: given vector ids were read by an
+            -- earlier statement, and access may have changed since.
+            SELECT f.case_id, f.rrf, c.key, n.id AS node_id, n.label
+            FROM fused f
+            JOIN vis ON vis.id = f.case_id
+            JOIN {C} c ON c.id = f.case_id
+            JOIN {N} n ON n.firm_id = c.firm_id AND n.kind = %s AND n.ref_id = c.id
+            ORDER BY f.rrf DESC, c.key, c.id
+            LIMIT %s
+        ),
+        hits AS (
+            SELECT top.*, ts_headline('english', s.text, query.q, %s) AS snippet
+            FROM top JOIN {S} s ON s.case_id = top.case_id CROSS JOIN query
+        )
+        SELECT n.n, hits.case_id, hits.rrf, hits.key, hits.node_id, hits.label, hits.snippet
+        FROM n LEFT JOIN hits ON true
+        ORDER BY hits.rrf DESC, hits.key, hits.case_id""",
+        Node.Kind.CASE.value, limit, HEADLINE_OPTIONS,
+    )  # fmt: skip
+    rows = sql.rows()
+    return rows[0][0], [row[1:] for row in rows if row[1] is not None]
+
+
 def search_cases(
     *, viewer: Any, q: str, limit: int | None = None, embedder: embeddings.Embedder | None = None
 ) -> SearchResult:
@@ -179,6 +277,7 @@ def search_cases(
     embedder answered, "keyword" when none is configured or it failed.
     `score` is the reciprocal-rank-fusion score scaled to (0, 1]: 1.0 means
     first in every ranking used. `embedder` overrides the configured one.
+    One statement, or six when the visible set is large enough for the index.
     Raises ValueError for an empty or over-long `q` or a bad `limit`.
     """
     limit = _page_size(limit)
@@ -191,54 +290,19 @@ def search_cases(
         return SearchResult([], "keyword", notice)
     depth = min(max(2 * limit, 40), 2 * int(conf.get("PAGE_MAX")))
     embedded = _query_vector(embedder, q, firm_id=viewer.firm_id)
-    vector_ids: list[int] = []
-    if embedded is not None:
+    search = partial(_ranked_search, viewer=viewer, visible=visible, limit=limit, depth=depth)
+    if embedded is None:
+        # Words only: any word may match (ranked by how many and how close), as
+        # an assistant asks in sentences. With meaning alongside, the words must
+        # all match (websearch syntax), which keeps that ranking precise and cheap.
+        _, rows = search(words=_words_query(q))
+    else:
         used, vector = embedded
-        vector_ids = vector_ranking(viewer=viewer, vector=vector, model=used.model, depth=depth).case_ids
-    mode = "hybrid" if embedded is not None else "keyword"
-    vis_sql, vis_params = visible
-    rows = _rows(
-        f"""
-        WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),
-        query AS (SELECT websearch_to_tsquery('english', %s) AS q),
-        vec AS (SELECT v.case_id, v.rank FROM unnest(%s::bigint[]) WITH ORDINALITY AS v(case_id, rank)),
-        kw AS (
-            SELECT s.case_id, row_number() OVER (ORDER BY ts_rank_cd(s.search_vector, query.q) DESC, s.case_id) AS rank
-            FROM {S} s CROSS JOIN query
-            WHERE s.firm_id = %s AND s.search_vector @@ query.q AND s.case_id IN (SELECT id FROM vis)
-            ORDER BY rank LIMIT %s
-        ),
-        fused AS (
-            SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
-                   coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf
-            FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id
-        ),
-        top AS (
-            -- Checked against the visible set again: the vector ranking was read
-            -- in an earlier statement, and access may have changed since.
-            SELECT f.case_id, f.rrf, c.key, n.id AS node_id, n.label
-            FROM fused f
-            JOIN vis ON vis.id = f.case_id
-            JOIN {C} c ON c.id = f.case_id
-            JOIN {N} n ON n.firm_id = c.firm_id AND n.kind = %s AND n.ref_id = c.id
-            ORDER BY f.rrf DESC, c.key, c.id
-            LIMIT %s
-        )
-        SELECT top.case_id, top.rrf, top.key, top.node_id, top.label, ts_headline('english', s.text, query.q, %s)
-        FROM top JOIN {S} s ON s.case_id = top.case_id CROSS JOIN query
-        ORDER BY top.rrf DESC, top.key, top.case_id
-        """,
-        (
-            *vis_params,
-            _words_query(q),
-            vector_ids,
-            viewer.firm_id,
-            depth,
-            Node.Kind.CASE.value,
-            limit,
-            HEADLINE_OPTIONS,
-        ),
-    )
+        exact = (Vector(list(vector)).to_text(), used.model)
+        counted, rows = search(words=q, exact=exact)
+        if counted > int(conf.get("SEARCH_EXACT_MAX")):
+            ranking = _index_ranking(viewer=viewer, visible=visible, vector=exact[0], model=used.model, depth=depth)
+            _, rows = search(words=q, vector_ids=ranking.case_ids)
     best = (2 if embedded is not None else 1) / (RRF_K + 1)
     hits = [
         SearchHit(
@@ -250,4 +314,4 @@ def search_cases(
         )
         for case_id, rrf, key, node_id, label, snippet in rows
     ]
-    return SearchResult(hits, mode, notice)
+    return SearchResult(hits, "hybrid" if embedded is not None else "keyword", notice)

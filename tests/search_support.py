@@ -27,13 +27,25 @@ MODEL = "synthetic:lowrank"
 RANK = 16
 NOISE = 0.35
 CLIENTS_PER_FIRM = 20
-WORDS = (
+LEGAL_WORDS = (
     "lease rent landlord tenant escalation dispute merger acquisition shares escrow antitrust clearance "
     "termination employment retaliation claim settlement invoice logistics supply contract warranty "
     "disclosure mediation arbitration patent licence royalty insurance coverage fraud audit tax customs "
     "shipment delay damages injunction appeal hearing filing deadline discovery deposition witness expert "
     "valuation loan guarantee security default restructuring insolvency creditor bond regulator compliance"
 ).split()
+_SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+# A vocabulary with a long tail, drawn Zipf-like: a few words are in most
+# summaries, most words in few, as in real text (so full-text search is selective).
+WORDS = LEGAL_WORDS + [a + b + c for a in _SYLLABLES[:16] for b in _SYLLABLES[16:32] for c in _SYLLABLES[32:48]]
+_WEIGHTS = 1.0 / (np.arange(len(WORDS)) + 20.0)
+_WEIGHTS /= _WEIGHTS.sum()
+WORDS_PER_SUMMARY = 120
+
+
+def query_words(index: int, count: int = 3) -> str:
+    """A few mid-frequency words (each in roughly 1-5% of summaries), different for each index."""
+    return " ".join(WORDS[200 + (index * 37 + j * 101) % 800] for j in range(count))
 
 
 @dataclass
@@ -92,7 +104,7 @@ def _copy_summaries(firm_id: int, case_ids: np.ndarray, vectors: np.ndarray, rng
         cursor.execute("CREATE TEMP TABLE gm_synthetic (case_id bigint, text text, embedding vector) ON COMMIT DROP")
         with cursor.cursor.copy("COPY gm_synthetic (case_id, text, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
             copy.set_types(["int8", "text", "vector"])
-            picks = rng.integers(0, len(words), size=(len(case_ids), 120))
+            picks = rng.choice(len(words), size=(len(case_ids), WORDS_PER_SUMMARY), p=_WEIGHTS)
             for case_id, vector, pick in zip(case_ids, vectors, picks, strict=True):
                 copy.write_row((int(case_id), "Status\n- " + " ".join(words[pick]) + ".", vector))
         cursor.execute(

@@ -72,7 +72,6 @@ def exercise(strategy: Any, *, app: WSGIHandler, headers: dict[str, str], status
     )
     def run(case: schemathesis.Case) -> None:
         response = case.call(app=app, headers=headers)
-        print('CASE', case.path_parameters, str(case.query)[:80], response.status_code, response.text[:100], flush=True)
         case.validate_response(response, checks=CHECKS)
         statuses.add(response.status_code)
 
@@ -92,12 +91,12 @@ def test_no_server_error_on_any_endpoint(world: World, settings: Any) -> None:
         for result in schema.get_all_operations():
             operation = result.ok()
             statuses = seen.setdefault(operation.label, set())
-            has_parameters = bool(list(operation.iter_parameters()))
+            # Negative input needs a parameter to spoil (the session cookie the schema lists does not count).
+            has_parameters = bool(list(operation.query) or list(operation.path_parameters))
             modes = [schemathesis.GenerationMode.POSITIVE]
             if has_parameters:
                 modes.append(schemathesis.GenerationMode.NEGATIVE)
             for mode in modes:
-                print('RUN', operation.label, mode, flush=True)
                 exercise(operation.as_strategy(generation_mode=mode), app=app, headers=headers, statuses=statuses)
             if "{node_id}" in operation.path:
                 real = operation.as_strategy(path_parameters={"node_id": meridian})

@@ -75,6 +75,26 @@ def test_a_failed_first_write_is_not_retried_by_the_waiting_caller(openai_server
     assert (row.text, row.stale, row.attempts) == ("", True, 1) and row.last_error
 
 
+@pytest.mark.django_db
+def test_a_slow_model_is_cut_off_at_the_timeout(openai_server) -> None:
+    openai_server.default_chat = valid_reply(delay=5.0)
+    case = CaseFactory()
+    started = time.monotonic()
+    assert ensure_summary(case_id=case.pk, timeout=1.0) is None
+    assert time.monotonic() - started < 4
+    assert openai_server.calls(CHAT) == 1  # no retry while someone waits
+    row = CaseSummary.objects.get(case=case)
+    assert (row.text, row.stale, row.last_error) == ("", True, "timeout")  # left to the nightly run
+
+
+@pytest.mark.django_db
+def test_no_configured_writer_means_no_summary_yet(monkeypatch, settings) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    settings.GRAPH_MEMORY = {"EMBEDDER": "none", "WRITER": "openai"}
+    assert ensure_summary(case_id=CaseFactory().pk) is None
+
+
 @pytest.mark.django_db(transaction=True)
 def test_gives_up_after_the_timeout_while_another_writes(openai_server) -> None:
     case = CaseFactory()

@@ -41,13 +41,24 @@ def redis_worker():
     }
     saved = {key: app.conf.get(key) for key in overrides}
     app.conf.update(overrides)
+    forget_connections()
     try:
         with start_worker(app, pool="solo", perform_ping_check=False, queues=[queue], shutdown_timeout=30):
             yield queue
     finally:
         with app.connection_for_write() as conn:
             conn.default_channel.queue_delete(queue)
+            client = conn.default_channel.client
+            client.delete(*client.scan_iter(match=f"*{queue}*"), f"_kombu.binding.{queue}")
         app.conf.update(saved)
+        forget_connections()
+
+
+def forget_connections() -> None:
+    # The app caches its broker pools on first use; an earlier test may have
+    # built them for the default (unused) broker, so drop them both ways.
+    app._pool = None
+    app.amqp._producer_pool = None
 
 
 @pytest.mark.celery_worker

@@ -288,7 +288,7 @@ class ToolsApi(MemoryApi):
         operation_id="list_tools",
         responses={200: OutputSerializer, 401: ErrorOutputSerializer, 429: ErrorOutputSerializer},
         description=(
-            "The endpoints above as function-calling tool definitions (name, description, JSON Schema "
+            "The other endpoints of this API as function-calling tool definitions (name, description, JSON Schema "
             "parameters), ready for the `tools=` argument of the `openai` client, and for each tool the HTTP "
             "request that carries it out. " + ORIENTATION
         ),

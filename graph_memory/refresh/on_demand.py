@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
 from graph_memory import conf
@@ -12,6 +14,9 @@ from graph_memory.models import CaseSummary
 from graph_memory.refresh.locks import case_lock
 
 logger = logging.getLogger(__name__)
+
+# Even a caller that has waited out most of its budget gives the model this long.
+_MIN_MODEL_SECONDS = 1.0
 
 
 def _current(case_id: int) -> CaseSummary | None:
@@ -24,11 +29,13 @@ def ensure_summary(*, case_id: int, timeout: float | None = None) -> CaseSummary
     Single flight: the writer holds the case's advisory lock, so concurrent
     callers for one case cause one model call; the others wait (up to
     `timeout`, default ON_DEMAND_TIMEOUT seconds) and then read what it saved.
-    If the write fails, or the lock is not free in time, returns None and the
-    caller answers "no summary yet" with header facts only. Never raises for a
-    failed write. An existing summary is returned as is, even if stale (the
-    nightly run refreshes it). The caller has already checked that the viewer
-    may open the case: this function does not reason about viewers.
+    The writer's model call gets what is left of `timeout` (at least one
+    second) and no retries. If the write fails or times out, or the lock is
+    not free in time, returns None and the caller answers "no summary yet"
+    with header facts only; the case stays stale for the nightly run. Never
+    raises for a failed write. An existing summary is returned as is, even if
+    stale (the nightly run refreshes it). The caller has already checked that
+    the viewer may open the case: this function does not reason about viewers.
     """
     summary = _current(case_id)
     if summary is not None and summary.has_summary:
@@ -50,11 +57,27 @@ def ensure_summary(*, case_id: int, timeout: float | None = None) -> CaseSummary
         from graph_memory.summaries import service as summary_service
 
         try:
-            written = summary_service.summarize_case(case_id=case_id)
+            writer = _writer_within(max(wait - (time.monotonic() - started), _MIN_MODEL_SECONDS))
+        except ImproperlyConfigured as exc:
+            logger.warning("on-demand summary of case %s: no writer: %s", case_id, exc)
+            return None
+        try:
+            return summary_service.summarize_case(case_id=case_id, writer=writer)
         except summary_service.SummaryFailed as exc:
             logger.info("on-demand summary of case %s failed: %s", case_id, exc)
             return None
-        if time.monotonic() - started > wait:
-            # Saved for next time, but this answer has already waited too long.
-            logger.info("on-demand summary of case %s took longer than %.1fs", case_id, wait)
-        return written
+
+
+def _writer_within(seconds: float) -> Any:
+    """The configured writer, its model client (if it has one) bounded to `seconds` and no retries.
+
+    Someone is waiting for this answer: a timed-out write is recorded as a
+    failure and left to the nightly run, which retries with the usual limits.
+    """
+    from graph_memory.summaries.writers import get_writer
+
+    writer = get_writer()
+    client = getattr(writer, "client", None)
+    if client is not None and hasattr(client, "with_options"):
+        writer.client = client.with_options(timeout=seconds, max_retries=0)
+    return writer
