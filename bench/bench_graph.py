@@ -154,6 +154,7 @@ def run() -> None:
     from graph_memory.models import Edge, Node
     from practice.models import Case, Client
 
+    load_before = os.getloadavg()[0]
     print("migrating the scratch database ...", file=sys.stderr, flush=True)
     call_command("migrate", verbosity=0)
     print("generating the firm ...", file=sys.stderr, flush=True)
@@ -239,7 +240,9 @@ def run() -> None:
     print(
         f"Measured {dt.date.today().isoformat()} on {os.cpu_count()} cores ({cpu}), embedded PostgreSQL 18. "
         f"Generated firm: {CASES:,} cases, {LAWYERS} lawyers, {CLIENTS:,} clients, {COUNTERPARTIES:,} counterparties "
-        f"(generated in {generate_s:.1f} s with bulk inserts, no signals) → {nodes:,} nodes, {edges:,} edges.\n"
+        f"(generated in {generate_s:.1f} s with bulk inserts, no signals) → {nodes:,} nodes, {edges:,} edges. "
+        f"Load average (1 min) at start / end: {load_before:.1f} / {os.getloadavg()[0]:.1f}; figures above "
+        f"{os.cpu_count()} mean other processes shared the machine and the timings are inflated.\n"
     )
     print("| operation | time | SQL queries | rows written |")
     print("| --- | ---: | ---: | ---: |")

@@ -143,6 +143,17 @@ def marking_costs() -> list[tuple[str, int, int]]:
     return events
 
 
+def round_trip_seconds() -> float:
+    """A `SELECT 1` through Django, for scale: the floor under any one-statement operation here."""
+    from django.db import connection, transaction
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        started = time.perf_counter()
+        for _ in range(MARKS):
+            cursor.execute("SELECT 1")
+        return (time.perf_counter() - started) / MARKS
+
+
 def marking_speed(case_ids: list[int]) -> tuple[float, float, float]:
     """Seconds for MARKS single-case marks in one transaction (as receivers run, inside the host's
     transaction), for COMMITTED_MARKS marks each committed on its own, and for one mark of every case."""
@@ -231,6 +242,7 @@ def run(server) -> None:
     events = marking_costs()
     print("marking ...", file=sys.stderr, flush=True)
     in_transaction, committed, bulk = marking_speed(list(Case.objects.values_list("pk", flat=True)))
+    floor = round_trip_seconds()
     results = []
     for workers in (1, 2):
         print(f"nightly run with {workers} worker(s) ...", file=sys.stderr, flush=True)
@@ -248,7 +260,8 @@ def run(server) -> None:
         f"as receivers run inside the host's own transaction: {in_transaction:.2f} s "
         f"({in_transaction / MARKS * 1e6:.0f} µs a mark). {COMMITTED_MARKS:,} marks each committed on its own "
         f"(commit included): {committed:.2f} s ({committed / COMMITTED_MARKS * 1e6:.0f} µs a mark). "
-        f"One `mark_stale` over all {total:,} cases: {bulk * 1000:.0f} ms, 1 statement.\n"
+        f"One `mark_stale` over all {total:,} cases: {bulk * 1000:.0f} ms, 1 statement. For scale, a `SELECT 1` "
+        f"round trip through Django takes {floor * 1e6:.0f} µs on this machine during the same run.\n"
     )
     print(
         f"Nightly run: {FIRMS} firms x {CASES_PER_FIRM} stale cases, per-firm batch size {CAP}, model answering "

@@ -179,16 +179,18 @@ def run() -> None:
 
     print("## Search and briefs\n")
     print(
-        f"{FIRMS * PER_FIRM:,} case summaries across {FIRMS} firms ({PER_FIRM:,} each), each with a synthetic "
-        f"384-d vector (random, rank {search_support.RANK} plus noise, normalised: sentence embeddings have a low "
-        "intrinsic dimension; on vectors uniform over the sphere no approximate index ranks well) and a full-text "
-        f"vector over ~120 words. Viewers in {MEASURED_FIRMS} firms see a random 0.1%, 1%, 10% or 100% (firm admin) "
-        f"of their firm. {QUERIES} queries per row after {WARMUP} warm-up queries. Recall@10 compares the vector "
-        "ranking with an exact ranking computed outside the database over the viewer's visible cases. "
-        "Search latency is a whole `search_cases` call (vector ranking, full-text ranking, fusion, snippets), with "
-        "the query vector given (query embedding is timed separately below). HNSW index: m=16, "
-        f"ef_construction=64; hnsw.ef_search={conf.get('SEARCH_EF_SEARCH')}, iterative scan strict_order. "
-        f"Load (data, indexes, maps) took {load_s:.0f} s; the whole run {total_s:.0f} s.\n"
+        f"{FIRMS * PER_FIRM:,} case summaries across {FIRMS} firms ({PER_FIRM:,} each). Each has a synthetic 384-d "
+        f"vector (random in a rank-{search_support.RANK} subspace plus noise, normalised: sentence embeddings have a "
+        "low intrinsic dimension; on vectors uniform over the whole sphere all neighbours are about equally far and "
+        f"no approximate index ranks them) and {search_support.WORDS_PER_SUMMARY} words drawn Zipf-like from a "
+        f"{len(search_support.WORDS):,}-word vocabulary. Viewers in {MEASURED_FIRMS} firms see a random 0.1%, 1%, "
+        f"10% or 100% (firm admin) of their firm; {QUERIES} queries per row after {WARMUP} warm-up ones. "
+        "Recall@10: the vector ranking against an exact ranking computed outside the database over the viewer's "
+        "visible cases. Search: one whole `search_cases` call in hybrid mode (vector ranking, word ranking over "
+        "three mid-frequency words, fusion, snippets), with the query vector given; embedding the query is timed "
+        "separately below. HNSW: m=16, ef_construction=64, "
+        f"hnsw.ef_search={conf.get('SEARCH_EF_SEARCH')}, iterative scan in strict order. "
+        f"Loading (data, indexes, three firms' maps) took {load_s:.0f} s; the whole run {total_s:.0f} s.\n"
     )
     header = (
         "| share of firm | visible cases | vector ranking | recall@10 min / mean | vector ms p50 / p95 "

@@ -66,6 +66,16 @@ class VectorRanking:
     method: str  # "exact", "hnsw" or "hnsw+exact"
 
 
+# The exact scan reads each visible case's vector through the unique case_id
+# index: the LATERAL subquery's OFFSET 0 keeps the planner from turning it into
+# a hash join over every summary (it cannot estimate the visible set), and
+# cosine_distance() rather than the <=> operator keeps it off the approximate index.
+_ONE_SUMMARY = (
+    f"SELECT s.case_id, s.embedding FROM {S} s "
+    "WHERE s.case_id = vis.id AND s.embedding_model = %s AND s.embedding IS NOT NULL OFFSET 0"
+)
+
+
 def _page_size(limit: int | None) -> int:
     if limit is None:
         return int(conf.get("PAGE_DEFAULT"))
@@ -103,23 +113,21 @@ def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: i
     vis_sql, vis_params = visible
     query = Vector(list(vector)).to_text()
     exact_max = int(conf.get("SEARCH_EXACT_MAX"))
-    # One statement: count the visible cases (stopping past the threshold: the
-    # count costs at most that many index entries) and, when there are few
-    # enough, rank their vectors exactly. cosine_distance() rather than the <=>
-    # operator, so the planner cannot answer from the approximate index.
+    # One statement: count the visible cases (stopping past the threshold) and,
+    # when there are few enough, rank their vectors exactly.
     rows = _rows(
         f"""
         WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT %s),
              n AS (SELECT count(*) AS n FROM vis)
         SELECT n.n, r.case_id, r.distance FROM n LEFT JOIN LATERAL (
             SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
-            FROM vis JOIN {S} s ON s.case_id = vis.id
-            WHERE n.n <= %s AND s.embedding_model = %s AND s.embedding IS NOT NULL
+            FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
+            WHERE n.n <= %s
             ORDER BY distance, s.case_id
             LIMIT %s
         ) r ON true
         """,
-        (*vis_params, exact_max + 1, query, exact_max, model, depth),
+        (*vis_params, exact_max + 1, query, model, exact_max, depth),
     )
     if rows[0][0] <= exact_max:
         ranked = [(r[1], r[2]) for r in rows if r[1] is not None]
@@ -210,18 +218,16 @@ def _ranked_search(
     sql.add("n AS (SELECT count(*) AS n FROM (SELECT 1 FROM vis LIMIT %s) AS x),", exact_max + 1)
     sql.add("query AS (SELECT websearch_to_tsquery('english', %s) AS q),", words)
     if exact is not None:
-        # cosine_distance() rather than the <=> operator, so the planner cannot
-        # answer from the approximate index: this is the exact scan.
         sql.add(
             f"""vec AS (
                 SELECT e.case_id, row_number() OVER (ORDER BY e.distance, e.case_id) AS rank FROM (
                     SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
-                    FROM n, vis JOIN {S} s ON s.case_id = vis.id
-                    WHERE n.n <= %s AND s.embedding_model = %s AND s.embedding IS NOT NULL
+                    FROM n, vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
+                    WHERE n.n <= %s
                     ORDER BY distance, s.case_id LIMIT %s
                 ) AS e
             ),""",
-            exact[0], exact_max, exact[1], depth,
+            exact[0], exact[1], exact_max, depth,
         )  # fmt: skip
     else:
         sql.add(

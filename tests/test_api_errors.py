@@ -172,3 +172,33 @@ def test_throttled_per_user_with_retry_after(world: World, settings: Any) -> Non
     assert world.get("bob", "/api/memory/tools/").status_code == 200
     # Anonymous callers are told to authenticate, never throttled by someone else's count.
     assert error_of(world.get(None, "/api/memory/tools/"), 401)["code"] == "unauthenticated"
+
+
+def test_content_negotiation_failures_are_in_the_shape(world: World) -> None:
+    http = world.client("dana")
+    response = http.get("/api/memory/tools/", headers={"Accept": "application/xml"})
+    assert error_of(response, 406) == {
+        "code": "invalid",
+        "message": "Could not satisfy the request Accept header.",
+        "field": None,
+    }
+    assert http.get("/api/memory/tools/", {"format": "xml"}).content == NOT_FOUND
+    head = http.head("/api/memory/tools/")
+    assert head.status_code == 200 and head["Content-Type"] == "application/json"
+
+
+def test_every_route_is_authenticated_throttled_and_json() -> None:
+    """A guard for endpoints added later: each one inherits the API's base view, or it would answer in its own way."""
+    from rest_framework.authentication import TokenAuthentication
+
+    from graph_memory import urls
+    from graph_memory.api import urls as api_urls
+    from graph_memory.api.throttling import MemoryRateThrottle
+    from graph_memory.api.views import MemoryApi, UnknownPathApi
+
+    views = [p.callback.view_class for p in api_urls.urlpatterns]
+    assert len(views) >= 6 and urls.urlpatterns[-1].callback.view_class is UnknownPathApi
+    for view in [*views, UnknownPathApi]:
+        assert issubclass(view, MemoryApi), view
+        assert view.throttle_scope == "graph_memory" and view.throttle_classes == [MemoryRateThrottle], view
+        assert view.authentication_classes[0] is TokenAuthentication, view  # its WWW-Authenticate makes a 401

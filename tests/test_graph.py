@@ -35,6 +35,17 @@ def snapshot(firm_id: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]
     )
 
 
+def assert_no_dangling_edges() -> None:
+    """What the database no longer checks for edges (see models/graph.py): every end is a stored node."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM {Edge._meta.db_table} e WHERE NOT EXISTS (SELECT 1 FROM {Node._meta.db_table} n "
+            "WHERE n.id = e.source_id AND n.firm_id = e.firm_id) OR NOT EXISTS (SELECT 1 FROM "
+            f"{Node._meta.db_table} n WHERE n.id = e.target_id AND n.firm_id = e.firm_id)"
+        )
+        assert cursor.fetchone()[0] == 0
+
+
 def row_versions() -> dict[str, str]:
     """xmin of every node and edge row: it changes whenever PostgreSQL writes the row."""
     with connection.cursor() as cursor:
@@ -172,6 +183,7 @@ def test_deleting_a_case_removes_its_edges_its_node_and_orphans_only(personas, d
     assert not {("client", lone_client.pk), ("counterparty", lone_cp.pk), ("lawyer", lone_lawyer.pk)} & refs
     assert {("counterparty", shared_cp.pk), ("lawyer", p.owner.pk), ("case", p.case.pk)} <= refs
     assert not Edge.objects.filter(case_id=doomed.pk).exists()
+    assert_no_dangling_edges()
     assert services.graph_rebuild_firm(firm_id=p.firm.pk).written == 0
 
 
@@ -306,6 +318,7 @@ def test_incremental_sync_equals_a_full_rebuild(db: None, django_capture_on_comm
         for op, a, b in ops:
             apply_op(firm, op, a, b)
     synced = snapshot(firm.pk)
+    assert_no_dangling_edges()
     changes = services.graph_rebuild_firm(firm_id=firm.pk)
     assert changes.written == 0, (ops, changes)
     assert snapshot(firm.pk) == synced
