@@ -10,7 +10,7 @@ nothing merging two cases' facts ever touches disk, a cache or a log line.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
@@ -114,7 +114,7 @@ def _entry(row: dict[str, Any], notice: str) -> BriefCase:
 def _with_summary(entry: BriefCase, summary: CaseSummary | None) -> BriefCase:
     if summary is None or not summary.has_summary:
         return entry
-    return BriefCase(**{**entry.__dict__, "summary": summary.text, "stale": summary.stale, "written_at": summary.written_at})
+    return replace(entry, summary=summary.text, stale=summary.stale, written_at=summary.written_at)
 
 
 def _text(node: NodeRef, entries: list[BriefCase], has_more: bool, notice: str) -> str:
