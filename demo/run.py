@@ -47,6 +47,7 @@ def step(text: str) -> None:
 def prepare() -> dict[str, str]:
     step("Database: " + ("DATABASE_URL" if os.environ.get("DATABASE_URL") else f"embedded PostgreSQL under {ROOT / '.pgdata'}"))
     call_command("migrate", verbosity=0)
+    call_command("createcachetable", verbosity=0)  # throttling counts live in the database cache
     step("Importing the demo firm (demo/hale-ward.json)")
     call_command("import_firm", str(ROOT / "demo" / "hale-ward.json"))
     firm = Firm.objects.get(slug="hale-ward")

@@ -245,8 +245,11 @@ def _ranked_search(
             SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
                    coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf
             FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id
+            -- Too many visible cases for the exact scan: the caller asks the
+            -- index and comes back, so rank nothing now.
+            WHERE %s OR (SELECT n.n FROM n) <= %s
         ),""",
-        viewer.firm_id, depth,
+        viewer.firm_id, depth, exact is None, exact_max,
     )  # fmt: skip
     sql.add(
         f"""top AS (

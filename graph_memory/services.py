@@ -30,6 +30,7 @@ from graph_memory.summaries.service import SummaryFailed as SummaryFailed
 from graph_memory.summaries.service import summarize_case as summarize_case
 from graph_memory.summaries.service import summary_payload as summary_payload
 
+# isort: split
 # Briefs and search (briefs.py, search.py, embeddings.py).
 from graph_memory.briefs import Brief as Brief
 from graph_memory.briefs import node_brief as node_brief

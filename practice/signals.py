@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 
+from accounts.models import Firm
 from practice.models import Case, CaseTeamMember
 from practice.permissions import case_sync_view_permissions
 
@@ -18,7 +20,12 @@ def case_saved(sender: type[Case], instance: Case, **kwargs: Any) -> None:
 
 @receiver(post_save, sender=CaseTeamMember, dispatch_uid="practice.team_member_saved")
 @receiver(post_delete, sender=CaseTeamMember, dispatch_uid="practice.team_member_deleted")
-def team_member_changed(sender: type[CaseTeamMember], instance: CaseTeamMember, **kwargs: Any) -> None:
+def team_member_changed(sender: type[CaseTeamMember], instance: CaseTeamMember, origin: Any = None, **kwargs: Any) -> None:
+    # A case (or firm) being deleted loses its team rows first, while the case
+    # row still exists: re-granting `view_case` then would insert permission
+    # rows pointing at a case about to vanish, and the commit would fail.
+    if origin is not None and (origin.model if isinstance(origin, QuerySet) else type(origin)) in (Case, Firm):
+        return
     case_sync_view_permissions(case_id=instance.case_id)
 
 

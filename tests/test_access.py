@@ -117,3 +117,22 @@ def test_demo_firm_visibility(demo_users) -> None:
         assert visible_keys(demo_users[username]) == expected, username
     stranger = UserFactory(firm=FirmFactory(slug="stranger-llp"), username="stranger", role="admin")
     assert visible_keys(stranger) == set()
+
+
+def test_cases_with_a_team_can_be_deleted_and_their_permissions_go(personas: Personas) -> None:
+    from practice.models import CaseUserObjectPermission
+
+    p = personas
+    assert CaseUserObjectPermission.objects.filter(content_object=p.case).count() == 2
+    p.case.delete()
+    assert not CaseUserObjectPermission.objects.exists()
+    assert visible_keys(p.teammate) == set()
+
+
+def test_deleting_a_team_member_row_revokes_at_once(personas: Personas) -> None:
+    p = personas
+    CaseTeamMember.objects.filter(case=p.case, user=p.teammate).delete()
+    assert p.case.key not in visible_keys(p.teammate)
+    CaseTeamMember.objects.get_or_create(case=p.case, user=p.teammate, firm=p.firm)
+    CaseTeamMember.objects.get(case=p.case, user=p.teammate).delete()
+    assert p.case.key not in visible_keys(p.teammate)
