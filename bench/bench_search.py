@@ -87,6 +87,7 @@ def run() -> None:
     from tests.factories import FirmFactory, UserFactory
 
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     progress("migrating the scratch database ...")
     call_command("migrate", verbosity=0)
     progress(f"loading {FIRMS} firms x {PER_FIRM:,} summarised, embedded cases ...")
@@ -176,6 +177,7 @@ def run() -> None:
             local.embed([q])
             encode_ms.append((time.perf_counter() - t0) * 1000)
     total_s = time.perf_counter() - started
+    load_after = os.getloadavg()[0]
 
     print("## Search and briefs\n")
     print(
@@ -190,7 +192,8 @@ def run() -> None:
         "three mid-frequency words, fusion, snippets), with the query vector given; embedding the query is timed "
         "separately below. HNSW: m=16, ef_construction=64, "
         f"hnsw.ef_search={conf.get('SEARCH_EF_SEARCH')}, iterative scan in strict order. "
-        f"Loading (data, indexes, three firms' maps) took {load_s:.0f} s; the whole run {total_s:.0f} s.\n"
+        f"Loading (data, indexes, three firms' maps) took {load_s:.0f} s; the whole run {total_s:.0f} s. "
+        f"Load average of the machine (other work included): {load_before:.1f} at the start, {load_after:.1f} at the end.\n"
     )
     header = (
         "| share of firm | visible cases | vector ranking | recall@10 min / mean | vector ms p50 / p95 "

@@ -150,7 +150,7 @@ class LocalEmbedder:
     def embed(self, texts: Sequence[str]) -> Embedded:
         try:
             model = _load_local_model()
-            with _local_lock:  # one encode at a time: torch already uses every core
+            with _local_lock:  # one encode at a time per process (see _load_local_model)
                 array = model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True)
         except Exception as exc:
             raise EmbeddingError(f"local embedder: {type(exc).__name__}") from None
@@ -206,7 +206,8 @@ def summary_document(*, title: str, parties: Sequence[str], text: str) -> str:
 
 def _documents(summaries: Sequence[CaseSummary]) -> list[str]:
     case_ids = [s.case_id for s in summaries]
-    headers = {pk: (title, client) for pk, title, client in source.Case.objects.filter(pk__in=case_ids).values_list("pk", "title", "client__name")}
+    rows = source.Case.objects.filter(pk__in=case_ids).values_list("pk", "title", "client__name")
+    headers = {pk: (title, client) for pk, title, client in rows}
     against: dict[int, list[str]] = {case_id: [] for case_id in case_ids}
     links = source.CaseCounterparty.objects.filter(case_id__in=case_ids).order_by("case_id", "counterparty__name")
     for case_id, name in links.values_list("case_id", "counterparty__name"):
@@ -298,5 +299,7 @@ def _summary_saved(sender: Any, case_id: int, summary: CaseSummary | None = None
         tasks.embed_case_summary_task.delay(case_id)
     except Exception:
         logger.exception("could not enqueue the embedding of case %s; the nightly backfill will retry", case_id)
+        if summary is not None:
+            _store(summary, None, "")  # the old vector describes the old text
         if summary is not None:
             _store(summary, None, "")  # the old vector describes the old text

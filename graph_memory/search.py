@@ -215,7 +215,10 @@ def _ranked_search(
     vis_sql, vis_params = visible
     exact_max = int(conf.get("SEARCH_EXACT_MAX"))
     sql = _Sql().add(f"WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
-    sql.add("n AS (SELECT count(*) AS n FROM (SELECT 1 FROM vis LIMIT %s) AS x),", exact_max + 1)
+    if exact is not None:
+        sql.add("n AS (SELECT count(*) AS n FROM (SELECT 1 FROM vis LIMIT %s) AS x),", exact_max + 1)
+    else:
+        sql.add("n AS (SELECT 0 AS n),")  # nothing to decide: no count
     sql.add("query AS (SELECT websearch_to_tsquery('english', %s) AS q),", words)
     if exact is not None:
         sql.add(
@@ -297,7 +300,8 @@ def search_cases(
     visible = _visible_sql(viewer)
     if visible is None:
         return SearchResult([], "keyword", notice)
-    depth = min(max(2 * limit, 40), 2 * int(conf.get("PAGE_MAX")))
+    # Each ranking contributes its top `depth` to the fusion: twice the page, at least 20.
+    depth = min(max(2 * limit, 20), 2 * int(conf.get("PAGE_MAX")))
     embedded = _query_vector(embedder, q, firm_id=viewer.firm_id)
     search = partial(_ranked_search, viewer=viewer, visible=visible, limit=limit, depth=depth)
     if embedded is None:

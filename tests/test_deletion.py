@@ -23,7 +23,17 @@ from accounts.models import Firm, User
 from graph_memory import services
 from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, SummaryVersion
 from graph_memory.summaries.rulebook import empty_content
-from practice.models import Case, CaseUserObjectPermission, Client, Counterparty, Deadline, Document, Draft, Invoice, Note
+from practice.models import (
+    Case,
+    CaseUserObjectPermission,
+    Client,
+    Counterparty,
+    Deadline,
+    Document,
+    Draft,
+    Invoice,
+    Note,
+)
 from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, FirmFactory, UserFactory
 from tests.openai_server import OpenAIServer, Reply
 

@@ -1,0 +1,307 @@
+"""Nothing lost under faults: a model or embedder that fails, a worker that dies, a database that drops.
+
+Every scenario starts from a case with a good summary and a change since
+(stale), runs the real nightly refresh (`services.refresh_firm`) into the
+fault, and checks what is left: the previous summary untouched, the flag
+still up, the error recorded, no half-written history; then the next run
+(the next night: backoff and leases moved into the past) repairs it.
+The model and embedder are the real `openai` client over HTTP against the
+local test server (tests/openai_server.py), or a port nobody listens on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from graph_memory import services
+from graph_memory.briefs import NO_SUMMARY
+from graph_memory.models import AICall, CaseSummary, Node, RefreshRun, SummaryVersion
+from graph_memory.summaries.rulebook import empty_content
+from graph_memory.summaries.writers import ExtractiveWriter
+from practice.models import Case
+from tests.factories import CaseFactory, NoteFactory
+from tests.openai_server import OpenAIServer, Reply
+from tests.refresh_support import SummarizeSpy, valid_reply
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def fault_settings(settings: Any) -> Any:
+    settings.GRAPH_MEMORY = {"WRITER": "openai", "EMBEDDER": "none", "OPENAI_MAX_RETRIES": 0, "OPENAI_TIMEOUT": 10.0}
+    return settings
+
+
+def dead_url() -> str:
+    """The URL of a port nobody listens on (bound, then closed: connection refused)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def summarised_and_stale(server: OpenAIServer) -> tuple[Case, CaseSummary]:
+    """A case with one good summary, then a new note: stale, waiting for tonight's rewrite."""
+    case = CaseFactory(title="Harbour lease", description="Lease of the harbour warehouse.")
+    server.add_chat(valid_reply())
+    assert services.refresh_firm(firm_id=case.firm_id).rewritten == 1
+    NoteFactory(case=case, text="The landlord proposed new terms.")
+    previous = CaseSummary.objects.get(case=case)
+    assert previous.text and previous.stale and SummaryVersion.objects.filter(case=case).count() == 1
+    return case, previous
+
+
+def assert_nothing_lost(previous: CaseSummary, *, error: str | None) -> CaseSummary:
+    """The previous summary as it was, the flag up, and the error recorded (None: nobody lived to record one)."""
+    now = CaseSummary.objects.get(pk=previous.pk)
+    for name in ("text", "content", "writer", "written_at", "written_generation", "verification", "search_vector"):
+        assert getattr(now, name) == getattr(previous, name), name
+    assert (now.stale, now.stale_since, now.generation) == (True, previous.stale_since, previous.generation)
+    if error is None:
+        assert (now.attempts, now.last_error) == (previous.attempts, previous.last_error)
+    else:
+        assert error in now.last_error and now.attempts == previous.attempts + 1
+    assert SummaryVersion.objects.filter(case_id=previous.case_id).count() == 1  # no half-written history
+    return now
+
+
+def next_night(case: Case) -> None:
+    """Move the backoff (or a dead worker's lease) into the past, as the next night finds it."""
+    CaseSummary.objects.filter(case=case).update(next_attempt_after=timezone.now() - dt.timedelta(seconds=1))
+
+
+def assert_repaired(case: Case, previous: CaseSummary) -> None:
+    now = CaseSummary.objects.get(case=case)
+    assert (now.stale, now.attempts, now.last_error, now.next_attempt_after) == (False, 0, "", None)
+    assert now.written_at > previous.written_at
+    assert SummaryVersion.objects.filter(case=case).count() == 2
+
+
+INVENTED = empty_content()
+INVENTED["key_dates"] = [{"text": "Completion is set for 3 March 2031.", "sources": ["case:header"]}]
+
+MODEL_FAULTS = {
+    "server down": (None, "connection error", AICall.Outcome.ERROR),
+    "slow past the timeout": (Reply.slow(5.0, valid_reply()), "timeout", AICall.Outcome.ERROR),
+    "HTTP 500": (Reply.error(500), "HTTP 500", AICall.Outcome.ERROR),
+    "garbage text": (Reply.raw("<html>502 Bad Gateway</html>"), "malformed JSON", AICall.Outcome.ERROR),
+    "garbage JSON": (Reply.json({"summary": "all good"}), "does not match the schema", AICall.Outcome.ERROR),
+    "invents a date": (Reply.json(INVENTED), "no statement survived verification", AICall.Outcome.REJECTED),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fault", list(MODEL_FAULTS))
+def test_a_failing_model_loses_nothing_and_the_next_run_retries(
+    fault: str, openai_server: OpenAIServer, fault_settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reply, error, outcome = MODEL_FAULTS[fault]
+    fault_settings.GRAPH_MEMORY = {**fault_settings.GRAPH_MEMORY, "OPENAI_TIMEOUT": 0.5}
+    case, previous = summarised_and_stale(openai_server)
+    if reply is None:
+        monkeypatch.setenv("OPENAI_BASE_URL", dead_url())
+    else:
+        openai_server.add_chat(reply)
+
+    run = services.refresh_firm(firm_id=case.firm_id)
+
+    assert (run.status, run.claimed, run.rewritten, run.failed) == ("done", 1, 0, 1)
+    failed = assert_nothing_lost(previous, error=error)
+    assert failed.next_attempt_after > timezone.now()  # backing off until the next night
+    call = AICall.objects.filter(case=case).order_by("-id").first()
+    assert (call.outcome, call.purpose) == (outcome, AICall.Purpose.SUMMARY) and error in call.error
+    # Tonight's later runs leave it alone; the flag stays up.
+    assert services.refresh_firm(firm_id=case.firm_id).claimed == 0
+    assert CaseSummary.objects.get(case=case).stale
+
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    openai_server.add_chat(valid_reply())
+    next_night(case)
+    retry = services.refresh_firm(firm_id=case.firm_id)
+    assert (retry.status, retry.claimed, retry.rewritten) == ("done", 1, 1)
+    assert_repaired(case, previous)
+
+
+@pytest.mark.django_db
+def test_a_first_summary_asked_for_while_the_model_is_down_answers_with_header_facts(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = CaseFactory(title="Quay repairs", description="Repairs to the north quay.")
+    services.graph_rebuild_firm(firm_id=case.firm_id)
+    monkeypatch.setenv("OPENAI_BASE_URL", dead_url())
+    case_node = Node.objects.get(kind="case", ref_id=case.pk)
+    brief = services.node_brief(viewer=case.owner, node_id=case_node.pk)
+    assert brief.cases[0].summary == "" and NO_SUMMARY in brief.text and "Repairs to the north quay." in brief.text
+    row = CaseSummary.objects.get(case=case)
+    assert (row.text, row.stale, row.last_error, row.attempts) == ("", True, "connection error", 1)
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    openai_server.add_chat(valid_reply())
+    assert services.refresh_firm(firm_id=case.firm_id).rewritten == 1  # not backing off: it was never claimed
+    assert services.node_brief(viewer=case.owner, node_id=case_node.pk).cases[0].summary
+
+
+# --- Embedder down ----------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fault", ["server down", "HTTP 500"])
+def test_an_embedder_that_is_down_costs_only_the_vector_until_the_next_run(
+    fault: str, openai_server: OpenAIServer, fault_settings: Any, monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:  # fmt: skip
+    # The summary writer needs no model here, so only the embedder meets the fault.
+    fault_settings.GRAPH_MEMORY = {**fault_settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "openai"}
+    case = CaseFactory(title="Harbour lease", description="Lease of the harbour warehouse in Bremen.")
+    services.graph_rebuild_firm(firm_id=case.firm_id)
+    if fault == "server down":
+        monkeypatch.setenv("OPENAI_BASE_URL", dead_url())
+    else:
+        openai_server.add_embeddings(*[Reply.error(500)] * 10)
+
+    with django_capture_on_commit_callbacks(execute=True):  # the embedding is enqueued when the save commits
+        run = services.refresh_firm(firm_id=case.firm_id)
+
+    assert (run.status, run.rewritten, run.embedded) == ("done", 1, 0)
+    row = CaseSummary.objects.get(case=case)
+    assert row.text and not row.stale and (row.embedding, row.embedding_model) == (None, "")
+    failed_calls = AICall.objects.filter(purpose=AICall.Purpose.EMBEDDING, outcome=AICall.Outcome.ERROR)
+    assert failed_calls.count() >= 1
+    found = services.search_cases(viewer=case.owner, q="harbour warehouse")
+    assert found.mode == "keyword" and [h.case_id for h in found.results] == [case.pk]
+
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
+    openai_server._embeddings.clear()  # the server recovers: its queued failures are dropped
+    backfill = services.refresh_firm(firm_id=case.firm_id)
+    assert (backfill.status, backfill.claimed, backfill.embedded) == ("done", 0, 1)
+    row = CaseSummary.objects.get(case=case)
+    assert row.embedding is not None and row.embedding_model.startswith("openai:")
+    found = services.search_cases(viewer=case.owner, q="harbour warehouse")
+    assert found.mode == "hybrid" and [h.case_id for h in found.results] == [case.pk]
+
+
+# --- A worker dying between the rewrite and the commit --------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_exception_between_the_rewrite_and_the_commit_leaves_no_half_written_version(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case, previous = summarised_and_stale(openai_server)
+    openai_server.add_chat(valid_reply())
+
+    def die(**kwargs: Any) -> None:
+        raise RuntimeError("worker lost")  # after the summary row's UPDATE, inside the same transaction
+
+    with monkeypatch.context() as patch:
+        patch.setattr(SummaryVersion.objects, "create", die)
+        run = services.refresh_firm(firm_id=case.firm_id)
+    assert (run.status, run.claimed, run.rewritten, run.failed) == ("done", 1, 0, 1)
+    assert_nothing_lost(previous, error="RuntimeError: worker lost")
+
+    openai_server.add_chat(valid_reply())
+    next_night(case)
+    assert services.refresh_firm(firm_id=case.firm_id).rewritten == 1
+    assert_repaired(case, previous)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_process_killed_between_the_rewrite_and_the_commit_loses_nothing(openai_server: OpenAIServer) -> None:
+    case, previous = summarised_and_stale(openai_server)
+    env = {**os.environ, "GRAPH_MEMORY_WRITER": "extractive", "GRAPH_MEMORY_EMBEDDER": "none", "PYTHONPATH": str(ROOT)}
+    worker = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "fault_worker.py"), connection.settings_dict["NAME"], str(case.firm_id)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        line = _read_line(worker, timeout=60)
+        assert line == "rewritten, not committed", worker.stderr.read() if worker.poll() is not None else line
+        # Inside its transaction, the worker has already updated the summary row: kill it there.
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.wait(10)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+        worker.wait(10)
+
+    row = assert_nothing_lost(previous, error=None)
+    dead_run = RefreshRun.objects.filter(firm_id=case.firm_id).order_by("-id").first()
+    assert (dead_run.status, dead_run.claimed) == ("running", 0)  # killed before it could count anything
+    # The dead worker's lease keeps the case away from other workers until it expires.
+    assert row.next_attempt_after > timezone.now()
+    assert services.refresh_firm(firm_id=case.firm_id).claimed == 0
+    next_night(case)
+    openai_server.add_chat(valid_reply())
+    assert services.refresh_firm(firm_id=case.firm_id).rewritten == 1
+    assert_repaired(case, previous)
+
+
+def _read_line(process: subprocess.Popen[str], *, timeout: float) -> str:
+    """The next line the process prints, or "" if it prints none in time."""
+    result: list[str] = []
+    reader = threading.Thread(target=lambda: result.append(process.stdout.readline().strip()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return result[0] if result else ""
+
+
+# --- The database connection dropping mid-run -----------------------------------------------------
+
+
+class DroppingWriter(ExtractiveWriter):
+    """Writes, and meanwhile another connection terminates the worker's database session."""
+
+    def __init__(self, backend_pid: int) -> None:
+        self.backend_pid = backend_pid
+
+    def write(self, context: Any) -> Any:
+        def terminate() -> None:
+            try:
+                with connection.cursor() as cursor:  # this thread's own connection
+                    cursor.execute("SELECT pg_terminate_backend(%s)", [self.backend_pid])
+            finally:
+                connection.close()
+
+        killer = threading.Thread(target=terminate)
+        killer.start()
+        killer.join(30)
+        return super().write(context)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_database_dropping_mid_run_fails_the_run_record_and_the_next_run_completes(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case, previous = summarised_and_stale(openai_server)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    spy = SummarizeSpy(monkeypatch, writer_for=lambda case_id: DroppingWriter(pid))
+
+    run = services.refresh_firm(firm_id=case.firm_id)
+
+    stored = RefreshRun.objects.get(pk=run.pk)  # read on a fresh connection
+    assert (stored.status, stored.claimed, stored.rewritten) == ("failed", 1, 0)
+    assert stored.finished_at is not None and ("OperationalError" in stored.error or "InterfaceError" in stored.error)
+    row = CaseSummary.objects.get(pk=previous.pk)
+    for name in ("text", "content", "written_at", "generation"):
+        assert getattr(row, name) == getattr(previous, name), name
+    assert row.stale and SummaryVersion.objects.filter(case=case).count() == 1
+
+    spy._writer_for = None
+    openai_server.add_chat(valid_reply())
+    next_night(case)  # the lease of the interrupted claim
+    after = services.refresh_firm(firm_id=case.firm_id)
+    assert (after.status, after.claimed, after.rewritten) == ("done", 1, 1)
+    assert_repaired(case, previous)
