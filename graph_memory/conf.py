@@ -55,7 +55,7 @@ DEFAULTS: dict[str, Any] = {
     # Search: up to this many visible vectors, an exact scan; beyond, the HNSW index
     # (iterative scan) with this candidate list size (hnsw.ef_search).
     "SEARCH_EXACT_MAX": 5000,
-    "SEARCH_EF_SEARCH": 200,
+    "SEARCH_EF_SEARCH": 300,
 }
 
 _INT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, int) and not isinstance(v, bool)}

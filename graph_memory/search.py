@@ -4,12 +4,13 @@ Visibility is a condition inside every SQL statement (the access module's
 subquery), never a filter over a fetched top-k: a walled case cannot surface
 however well it matches, and cannot push a visible match out of the page.
 
-Vector ranking with exact recall whatever share of the firm the viewer sees:
-- up to SEARCH_EXACT_MAX visible vectors: an exact scan over just those rows
-  (one statement that also counts them, bounded by that number);
-- beyond: the HNSW index with pgvector's iterative scan in strict order, so
-  the filter cannot starve the result; if it still returns fewer rows than
-  asked for, an exact scan.
+Vector ranking, whatever share of the firm the viewer sees:
+- up to SEARCH_EXACT_MAX visible cases: an exact scan over just their vectors
+  (the statement counts them first, stopping past that number);
+- beyond: the HNSW index (hnsw.ef_search = SEARCH_EF_SEARCH) with pgvector's
+  iterative scan in strict order, so the filter cannot starve the result; if
+  it still returns fewer rows than asked for, an exact scan. Only this path is
+  approximate: docs/BENCHMARKS.md gives its measured recall.
 Word ranking: PostgreSQL full text over the GIN-indexed `search_vector`
 (header, names and summary): every word must match when meaning is ranked
 alongside (precise, and cheap however common the words), any word when words

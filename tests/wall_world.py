@@ -90,6 +90,7 @@ class FirmSpec:
 class WorldSpec:
     firms: tuple[FirmSpec, ...]
     build_by_sync: bool  # build the map case by case (graph_sync_case) instead of firm rebuilds
+    hybrid: bool  # embed the summaries and search by meaning too (openai embedder against the local test server)
 
 
 @st.composite
@@ -124,6 +125,7 @@ def worlds(*, max_firms: int = 3, max_users: int = 4, max_cases: int = 4) -> st.
         WorldSpec,
         firms=st.lists(_firm(max_users=max_users, max_cases=max_cases), min_size=2, max_size=max_firms).map(tuple),
         build_by_sync=st.booleans(),
+        hybrid=st.booleans(),
     )
 
 
