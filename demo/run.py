@@ -58,9 +58,15 @@ def prepare() -> dict[str, str]:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         print("No CELERY_BROKER_URL set: background tasks run eagerly in this process.")
     step("Building the connection map")
-    call_command("rebuild_graph", firm="hale-ward")
+    call_command("rebuild_graph", "--firm", "hale-ward")
     step("Writing case summaries (nightly refresh, run now)")
-    call_command("refresh_summaries", firm="hale-ward")
+    from graph_memory import services
+    from practice.models import Case
+
+    # A case imported before the memory layer was installed was never flagged:
+    # flag every case of the demo firm that has no summary yet.
+    services.mark_stale(case_ids=Case.objects.filter(firm=firm).exclude(memory_summary__text__gt="").values("pk"))
+    call_command("refresh_summaries", "--firm", "hale-ward")
     from rest_framework.authtoken.models import Token
 
     return {name: Token.objects.get_or_create(user=User.objects.get(username=name))[0].key for name in PERSONAS}
@@ -144,13 +150,19 @@ def wait_for_server(process: subprocess.Popen[bytes]) -> None:
 def main() -> None:
     tokens = prepare()
     step(f"Starting the server at http://{HOST}/")
-    server = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "runserver", HOST, "--noreload"], cwd=ROOT)
+    log_path = ROOT / ".run" / "demo-server.log"
+    log_path.parent.mkdir(exist_ok=True)
+    log = log_path.open("ab")
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "runserver", HOST, "--noreload"], cwd=ROOT, stdout=log, stderr=log
+    )
+    print(f"(server log: {log_path.relative_to(ROOT)})")
     try:
         wait_for_server(server)
         show_side_by_side(tokens)
         step("Try it yourself")
         print(f"Admin (firm admin dana): http://{HOST}/admin/  user dana, password {DEMO_PASSWORD}")
-        print(f"Memory health page:      http://{HOST}/admin/graph_memory/health/")
+        print(f"Memory health page:      http://{HOST}/admin/graph_memory/casesummary/health/")
         print(f"API docs (log in first):  http://{HOST}/api/docs/")
         print(f'As alice:  curl -H "Authorization: Token {tokens["alice"]}" "http://{HOST}/api/memory/search/?q=lease+dispute"')
         print("Ctrl-C stops the server.", flush=True)
