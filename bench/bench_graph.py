@@ -17,10 +17,12 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.scratch import drop_database, scratch_database  # noqa: E402
+
 DB_NAME = "bench_graph"
 CASES, LAWYERS, CLIENTS, COUNTERPARTIES = 10_000, 30, 2_000, 5_000
 READS = 200  # timed calls per read kind and viewer
@@ -35,27 +37,8 @@ TRADES = "Holdings Logistics Foods Components Realty Partners Capital Energy Sys
 FORMS = ["Inc.", "LLC", "Corp.", "Ltd", "GmbH", "S.A.", "plc", "Corporation", ""]
 
 
-def scratch_database() -> tuple[str, str]:
-    """(admin URL, scratch URL) on the embedded server; the scratch database is created empty."""
-    import psycopg
-
-    from config.embedded_db import embedded_database_url
-
-    admin_url = os.environ.get("DATABASE_URL") or embedded_database_url(ROOT)
-    scratch_url = urlunsplit(urlsplit(admin_url)._replace(path=f"/{DB_NAME}"))
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    return admin_url, scratch_url
 
 
-def drop_database(admin_url: str) -> None:
-    import psycopg
-    from django.db import connections
-
-    connections.close_all()
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def company(rng: random.Random) -> str:
@@ -131,7 +114,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database()
+    admin_url, scratch_url = scratch_database(DB_NAME)
     os.environ["DATABASE_URL"] = scratch_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
@@ -143,7 +126,7 @@ def main() -> None:
         if os.environ.get("BENCH_KEEP_DB"):  # to EXPLAIN queries afterwards
             print(f"kept database {DB_NAME}", file=sys.stderr)
         else:
-            drop_database(admin_url)
+            drop_database(admin_url, DB_NAME)
 
 
 def run() -> None:

@@ -18,10 +18,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.scratch import drop_database, scratch_database  # noqa: E402
+
 DB_NAME = "bench_refresh"
 FIRMS = 10
 CASES_PER_FIRM = 500
@@ -31,27 +33,8 @@ MODEL_DELAY = 0.05
 CAP = int(os.environ.get("BENCH_REFRESH_CAP", "30"))
 
 
-def scratch_database() -> tuple[str, str]:
-    """(admin URL, scratch URL) on the embedded server; the scratch database is created empty."""
-    import psycopg
-
-    from config.embedded_db import embedded_database_url
-
-    admin_url = os.environ.get("DATABASE_URL") or embedded_database_url(ROOT)
-    scratch_url = urlunsplit(urlsplit(admin_url)._replace(path=f"/{DB_NAME}"))
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    return admin_url, scratch_url
 
 
-def drop_database(admin_url: str) -> None:
-    import psycopg
-    from django.db import connections
-
-    connections.close_all()
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def _worker_setup() -> None:
@@ -208,7 +191,7 @@ def nightly(firm_ids: list[int], workers: int, server) -> dict:
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database()
+    admin_url, scratch_url = scratch_database(DB_NAME)
     os.environ["DATABASE_URL"] = scratch_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["GRAPH_MEMORY_EMBEDDER"] = "none"  # embedding cost is not what this measures
@@ -228,7 +211,7 @@ def main() -> None:
         run(server)
     finally:
         server.stop()
-        drop_database(admin_url)
+        drop_database(admin_url, DB_NAME)
 
 
 def run(server) -> None:

@@ -13,10 +13,12 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.scratch import drop_database, scratch_database  # noqa: E402
+
 DB_NAME = "bench_search"
 FIRMS = 10
 PER_FIRM = 10_000
@@ -32,26 +34,8 @@ def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def scratch_database() -> tuple[str, str]:
-    import psycopg
-
-    from config.embedded_db import embedded_database_url
-
-    admin_url = os.environ.get("DATABASE_URL") or embedded_database_url(ROOT)
-    scratch_url = urlunsplit(urlsplit(admin_url)._replace(path=f"/{DB_NAME}"))
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    return admin_url, scratch_url
 
 
-def drop_database(admin_url: str) -> None:
-    import psycopg
-    from django.db import connections
-
-    connections.close_all()
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -60,7 +44,7 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database()
+    admin_url, scratch_url = scratch_database(DB_NAME)
     os.environ["DATABASE_URL"] = scratch_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["GRAPH_MEMORY_EMBEDDER"] = "none"  # query vectors are given; the local model is timed apart
@@ -70,7 +54,7 @@ def main() -> None:
     try:
         run()
     finally:
-        drop_database(admin_url)
+        drop_database(admin_url, DB_NAME)
 
 
 def run() -> None:

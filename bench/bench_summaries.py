@@ -13,36 +13,18 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.scratch import drop_database, scratch_database  # noqa: E402
+
 DB_NAME = "bench_summaries"
 VERIFY_REPEATS = 200
 
 
-def scratch_database() -> tuple[str, str]:
-    """(admin URL, scratch URL) on the embedded server; the scratch database is created empty."""
-    import psycopg
-
-    from config.embedded_db import embedded_database_url
-
-    admin_url = os.environ.get("DATABASE_URL") or embedded_database_url(ROOT)
-    parts = urlsplit(admin_url)
-    scratch_url = urlunsplit(parts._replace(path=f"/{DB_NAME}"))
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    return admin_url, scratch_url
 
 
-def drop_database(admin_url: str) -> None:
-    import psycopg
-    from django.db import connections
-
-    connections.close_all()
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def generated_case_with_500_documents() -> int:
@@ -80,7 +62,7 @@ def generated_case_with_500_documents() -> int:
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database()
+    admin_url, scratch_url = scratch_database(DB_NAME)
     os.environ["DATABASE_URL"] = scratch_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.pop("OPENAI_API_KEY", None)  # the extractive writer: no model calls in a benchmark
@@ -92,7 +74,7 @@ def main() -> None:
     try:
         run()
     finally:
-        drop_database(admin_url)
+        drop_database(admin_url, DB_NAME)
 
 
 def run() -> None:

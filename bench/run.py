@@ -49,6 +49,9 @@ def main() -> None:
             sys.exit(f"{script.name} failed (exit {done.returncode}); docs/BENCHMARKS.md left as it was")
         sections.append(done.stdout.strip())
         print(done.stdout.strip() + "\n", flush=True)
+    if only:
+        print("(a partial run: docs/BENCHMARKS.md is written only when every benchmark runs)")
+        return
     header = (
         "# Benchmarks\n\n"
         f"Measured by `make bench` on {dt.date.today().isoformat()}: {os.cpu_count()} cores ({cpu_model()}), "

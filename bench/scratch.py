@@ -1,0 +1,36 @@
+"""A scratch database per benchmark, on the same server as the project's database.
+
+Benchmarks never touch development or test data: each creates its own empty
+database, points Django at it before `django.setup()`, and drops it at the end.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def scratch_database(name: str) -> tuple[str, str]:
+    """(admin URL, scratch URL); the scratch database `name` is created empty."""
+    import psycopg
+
+    from config.embedded_db import embedded_database_url
+
+    admin_url = os.environ.get("DATABASE_URL") or embedded_database_url(ROOT)
+    scratch_url = urlunsplit(urlsplit(admin_url)._replace(path=f"/{name}"))
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    return admin_url, scratch_url
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    import psycopg
+    from django.db import connections
+
+    connections.close_all()
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
