@@ -13,6 +13,7 @@ never touches the summary itself.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import math
@@ -170,8 +171,22 @@ def get_embedder() -> Embedder | None:
     if choice == "local":
         return LocalEmbedder()
     if choice == "openai":
-        return OpenAIEmbedder()
+        return _openai_embedder(
+            conf.openai_api_key(),
+            conf.openai_base_url(),
+            str(conf.get("EMBEDDING_MODEL")),
+            float(conf.get("OPENAI_TIMEOUT")),
+            int(conf.get("OPENAI_MAX_RETRIES")),
+        )
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _openai_embedder(api_key: str, base_url: str | None, model: str, timeout: float, retries: int) -> OpenAIEmbedder:
+    # One client per configuration and process: building one costs a TLS
+    # context (~40 ms), which would otherwise be paid on every search. The
+    # arguments are only the cache key; the embedder reads the same settings.
+    return OpenAIEmbedder()
 
 
 def embed_texts(embedder: Embedder, texts: Sequence[str], *, firm_id: int, case_id: int | None = None) -> Embedded:

@@ -56,16 +56,10 @@ def row_versions() -> dict[str, str]:
 
 
 def delete_case(case: Case) -> None:
-    """Delete a case as the host does.
-
-    Works around a host bug (practice.signals): while a case is deleted, its
-    team rows go first and their post_delete receiver re-grants `view_case`
-    on the case about to vanish, so the commit fails on a foreign key. The
-    map is not involved; the stray permission rows are dropped here.
-    """
+    """Delete a case as the host does; its permission rows go with it."""
     case_id = case.pk
     case.delete()
-    CaseUserObjectPermission.objects.filter(content_object_id=case_id).delete()
+    assert not CaseUserObjectPermission.objects.filter(content_object_id=case_id).exists()
 
 
 def labelled_edges(firm_id: int) -> set[tuple[str, str, str, str]]:

@@ -51,7 +51,7 @@ from practice.permissions import view_case_permission
 from tests.wall_world import BASES, FILLER_WORD, FIRST_NAMES, NodeKey, Oracle, WorldSpec, build_world, worlds
 
 LONG = os.environ.get("GRAPH_MEMORY_PROOF") == "long"
-MAX_EXAMPLES = int(os.environ.get("GRAPH_MEMORY_PROOF_EXAMPLES") or (60 if LONG else 5))
+MAX_EXAMPLES = int(os.environ.get("GRAPH_MEMORY_PROOF_EXAMPLES") or (40 if LONG else 5))
 
 SEED = 20261130
 # Figures for docs/SECURITY.md: probes made (service calls, HTTP requests) and what the examples held.
