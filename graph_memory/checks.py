@@ -16,7 +16,10 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         values = {key: conf.get(key) for key in conf.DEFAULTS}
     except ValueError as exc:
         return [checks.Error(f"GRAPH_MEMORY environment override is not a number: {exc}", id="graph_memory.E001")]
-    for key in ("PAGE_DEFAULT", "PAGE_MAX", "CONTEXT_ITEM_MAX_CHARS", "CONTEXT_MAX_CHARS", "NIGHTLY_BATCH_SIZE", "SEARCH_EXACT_MAX", "SEARCH_EF_SEARCH"):
+    positive = [key for key in conf.DEFAULTS if key.startswith("CONTEXT_MAX_")]
+    positive += ["PAGE_DEFAULT", "PAGE_MAX", "QUERY_MAX_CHARS", "CONTEXT_ITEM_MAX_CHARS", "NIGHTLY_BATCH_SIZE"]
+    positive += ["SEARCH_EXACT_MAX", "SEARCH_EF_SEARCH"]
+    for key in positive:
         if not isinstance(values[key], int) or values[key] < 1:
             errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a positive integer", id="graph_memory.E002"))
     if isinstance(values["PAGE_DEFAULT"], int) and isinstance(values["PAGE_MAX"], int):
