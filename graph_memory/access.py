@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import EmptyResultSet
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from graph_memory import source
@@ -64,6 +65,18 @@ def visible_cases(viewer: Any) -> QuerySet[source.Case]:
 def visible_case_ids(viewer: Any) -> QuerySet[Any]:
     """The ids of `visible_cases(viewer)`, for use as a subquery (`case_id__in=`)."""
     return visible_cases(viewer).values("pk")
+
+
+def visible_case_ids_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
+    """`visible_case_ids(viewer)` as SQL and parameters to embed in a raw statement;
+    None when the viewer may open nothing (Django then has no SQL to give)."""
+    try:
+        # order_by(): the host's default ordering means nothing inside a subquery,
+        # and a subquery probed once per row must not sort each time.
+        sql, params = visible_case_ids(viewer).order_by().query.sql_with_params()
+    except EmptyResultSet:
+        return None
+    return sql, tuple(params)
 
 
 def can_open_case(viewer: Any, *, case_id: int) -> bool:

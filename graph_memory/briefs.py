@@ -49,14 +49,6 @@ class Brief:
     notice: str
 
 
-def _page_size(limit: int | None) -> int:
-    if limit is None:
-        return int(conf.get("PAGE_DEFAULT"))
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= int(conf.get("PAGE_MAX")):
-        raise ValueError(f"limit must be an integer from 1 to {conf.get('PAGE_MAX')}")
-    return limit
-
-
 def _case_rows(viewer: Any, cases: Q, limit: int) -> list[dict[str, Any]]:
     """Visible cases matching `cases`, most recently active first, with everything a brief shows. One query."""
     case_node = Node.objects.filter(firm_id=OuterRef("firm_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")).order_by()
@@ -152,7 +144,7 @@ def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None) -> Brief:
     raise the same `NotFound`. Nothing is written, cached or logged (except
     the first summary of a never-summarised case). Two queries.
     """
-    limit = _page_size(limit)
+    limit = conf.page_size(limit)
     node = node_get(viewer=viewer, node_id=node_id)  # NotFound unless a visible case reaches it
     if node.kind == Node.Kind.CASE:
         cases = Q(pk=node.ref_id)

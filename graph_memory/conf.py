@@ -83,6 +83,16 @@ def get(key: str) -> Any:
     return getattr(settings, "GRAPH_MEMORY", {}).get(key, DEFAULTS[key])
 
 
+def page_size(limit: int | None) -> int:
+    """The page size of a read: PAGE_DEFAULT when not given; out of range is the
+    caller's error (ValueError), never a silent cut."""
+    if limit is None:
+        return int(get("PAGE_DEFAULT"))
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= int(get("PAGE_MAX")):
+        raise ValueError(f"limit must be an integer from 1 to {get('PAGE_MAX')}")
+    return limit
+
+
 def openai_api_key() -> str:
     return os.environ.get("OPENAI_API_KEY", "")
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from pgvector import Vector
 
@@ -77,24 +77,6 @@ _ONE_SUMMARY = (
 )
 
 
-def _page_size(limit: int | None) -> int:
-    if limit is None:
-        return int(conf.get("PAGE_DEFAULT"))
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= int(conf.get("PAGE_MAX")):
-        raise ValueError(f"limit must be an integer from 1 to {conf.get('PAGE_MAX')}")
-    return limit
-
-
-def _visible_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
-    """The access module's "cases this viewer may open" as SQL to embed; None when that is nothing."""
-    try:
-        # order_by(): the host's default ordering means nothing inside a subquery.
-        sql, params = access.visible_case_ids(viewer).order_by().query.sql_with_params()
-    except EmptyResultSet:
-        return None
-    return sql, tuple(params)
-
-
 def _words_query(q: str) -> str:
     """`q` as "any of these words" in websearch syntax (punctuation and operators dropped)."""
     return " or ".join(re.findall(r"\w+", q))
@@ -108,7 +90,7 @@ def _rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
 
 def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: int) -> VectorRanking:
     """The `depth` visible cases nearest to `vector` (cosine), among vectors of `model`, nearest first."""
-    visible = _visible_sql(viewer)
+    visible = access.visible_case_ids_sql(viewer)
     if visible is None:
         return VectorRanking([], [], "exact")
     vis_sql, vis_params = visible
@@ -293,12 +275,12 @@ def search_cases(
     One statement, or six when the visible set is large enough for the index.
     Raises ValueError for an empty or over-long `q` or a bad `limit`.
     """
-    limit = _page_size(limit)
+    limit = conf.page_size(limit)
     q = (q or "").strip()
     if not q or len(q) > int(conf.get("QUERY_MAX_CHARS")):
         raise ValueError(f"q must be 1 to {conf.get('QUERY_MAX_CHARS')} characters")
     notice = conf.get("NOTICE")
-    visible = _visible_sql(viewer)
+    visible = access.visible_case_ids_sql(viewer)
     if visible is None:
         return SearchResult([], "keyword", notice)
     # Each ranking contributes its top `depth` to the fusion: twice the page, at least 20.

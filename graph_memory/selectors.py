@@ -13,7 +13,6 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
@@ -69,28 +68,10 @@ class ConflictReport:
     has_more: bool
 
 
-def _limit(limit: int | None) -> int:
-    """The page size; out of range is the caller's error, never a silent cut."""
-    if limit is None:
-        return int(conf.get("PAGE_DEFAULT"))
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= int(conf.get("PAGE_MAX")):
-        raise ValueError(f"limit must be an integer from 1 to {conf.get('PAGE_MAX')}")
-    return limit
-
-
 def _kind(kind: str | None) -> str | None:
     if kind is not None and kind not in Node.Kind.values:
         raise ValueError(f"kind must be one of {', '.join(Node.Kind.values)}")
     return kind
-
-
-def _visible_case_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
-    """`access.visible_case_ids(viewer)` as SQL to embed; None when the viewer may open nothing."""
-    try:
-        # order_by(): a subquery probed once per row must not sort cases by number each time.
-        return access.visible_case_ids(viewer).order_by().query.sql_with_params()
-    except EmptyResultSet:
-        return None
 
 
 def _visible_edges(viewer: Any) -> QuerySet[Edge]:
@@ -172,9 +153,9 @@ def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit:
     the viewer reaches through no such edge raises `NotFound`, exactly like a
     malformed or unknown id.
     """
-    kind, limit = _kind(kind), _limit(limit)
+    kind, limit = _kind(kind), conf.page_size(limit)
     pk = _parse_node_id(node_id)
-    visible = _visible_case_sql(viewer)
+    visible = access.visible_case_ids_sql(viewer)
     if visible is None:
         raise access.NotFound
     visible_sql, visible_params = visible
@@ -222,9 +203,9 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
     Names that start with `q` come first, then by label and id. A `q` with
     no letter or digit finds nothing.
     """
-    kind, limit = _kind(kind), _limit(limit)
+    kind, limit = _kind(kind), conf.page_size(limit)
     key = lookup_key(q)
-    visible = _visible_case_sql(viewer)
+    visible = access.visible_case_ids_sql(viewer)
     if not key or visible is None:
         return NodePage(results=[], has_more=False)
     visible_sql, visible_params = visible
@@ -262,9 +243,9 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
     empty answer is no clearance. Ordered by case label, then role, then party
     label; capped at `limit` (default PAGE_MAX) with `has_more`.
     """
-    limit = int(conf.get("PAGE_MAX")) if limit is None else _limit(limit)
+    limit = int(conf.get("PAGE_MAX")) if limit is None else conf.page_size(limit)
     key = party_key(name)
-    visible = _visible_case_sql(viewer)
+    visible = access.visible_case_ids_sql(viewer)
     if not key or visible is None:
         return ConflictReport(name=name, matches=[], has_more=False)
     visible_sql, visible_params = visible
