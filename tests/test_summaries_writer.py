@@ -12,7 +12,7 @@ from django.utils import timezone
 from accounts.models import Firm
 from graph_memory import events
 from graph_memory.models import AICall, CaseSummary, SummaryVersion
-from graph_memory.summaries import writers
+from graph_memory.summaries import openai_writer
 from graph_memory.summaries.rulebook import OUTPUT_SCHEMA, PROMPT_VERSION, render_text
 from graph_memory.summaries.service import SummaryFailed, summarize_case
 from practice.models import Case
@@ -69,9 +69,9 @@ def with_statement(section: str, index: int, **changes: Any) -> dict[str, Any]:
 @pytest.fixture(autouse=True)
 def fresh_server_capabilities() -> Iterator[None]:
     # Fallbacks are remembered per server URL; a reused port must not carry one over.
-    writers._JSON_OBJECT_ONLY.clear()
+    openai_writer._JSON_OBJECT_ONLY.clear()
     yield
-    writers._JSON_OBJECT_ONLY.clear()
+    openai_writer._JSON_OBJECT_ONLY.clear()
 
 
 @pytest.fixture

@@ -16,9 +16,11 @@ ones soonest first, then done ones most recent first), `invoice:<key>`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from typing import Any
 
 from django.db import connection
 from django.db.models import Case as SqlCase
@@ -44,6 +46,11 @@ class ContextItem:
     kind: str
     text: str
     body_start: int = 0  # where the record's own text starts, after a label such as 'Working note (2026-11-02): '
+    # The record's own fields, for statements rendered from them rather than
+    # written: header {reference, title, status, opened}; client / counterparty
+    # {name, role}; deadline {title, due, done}; invoice {number, issued,
+    # amount, currency, status}; note / draft / document {title, date}.
+    fields: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def label(self) -> str:
@@ -133,9 +140,9 @@ def _amount(amount: Decimal) -> str:
     return f"{amount:,.2f}"
 
 
-def _item(source_id: str, kind: str, label: str, body: str, limit: int) -> ContextItem:
+def _item(source_id: str, kind: str, label: str, body: str, limit: int, fields: Mapping[str, Any]) -> ContextItem:
     text = clip(label + (body or ""), limit)
-    return ContextItem(source_id, kind, text, body_start=min(len(label), len(text)) if label else 0)
+    return ContextItem(source_id, kind, text, body_start=min(len(label), len(text)) if label else 0, fields=fields)
 
 
 def build_context(*, case_id: int) -> ContextSlice:
@@ -204,24 +211,40 @@ def build_context(*, case_id: int) -> ContextSlice:
 
     status_labels = dict(Case.Status.choices)
     invoice_labels = dict(source.Invoice.Status.choices)
-    # (source id, kind, label, the record's own text)
-    candidates: list[tuple[str, str, str, str]] = [
+    # (source id, kind, label, the record's own text, its fields)
+    candidates: list[tuple[str, str, str, str, dict[str, Any]]] = [
         (
             "case:header",
             "header",
             f"Case {header['key']}: {header['title']}. Status: {status_labels.get(header['status'], header['status'])}."
             f" Opened: {_day(header['opened'])}. ",
             header["description_head"],
+            {
+                "reference": header["key"],
+                "title": header["title"],
+                "status": status_labels.get(header["status"], header["status"]),
+                "opened": header["opened"],
+            },
         ),
-        (f"client:{header['client__key']}", "client", "Client: ", header["client__name"]),
+        (
+            f"client:{header['client__key']}",
+            "client",
+            "Client: ",
+            header["client__name"],
+            {"name": header["client__name"], "role": "client"},
+        ),
     ]
-    candidates += [(f"counterparty:{key}", "counterparty", "Counterparty: ", name) for key, name in counterparties]
+    candidates += [
+        (f"counterparty:{key}", "counterparty", "Counterparty: ", name, {"name": name, "role": "counterparty"})
+        for key, name in counterparties
+    ]
     candidates += [
         (
             f"deadline:{d['key']}",
             "deadline",
             "",
             f"Deadline “{d['title']}”: due {_day(d['due'])}, {'done' if d['done'] else 'open'}.",
+            {"title": d["title"], "due": d["due"], "done": d["done"]},
         )
         for d in deadlines
     ]
@@ -232,33 +255,55 @@ def build_context(*, case_id: int) -> ContextSlice:
             "",
             f"Invoice {i['number']} issued {_day(i['issued'])}: {i['currency']} {_amount(i['amount'])},"
             f" {invoice_labels.get(i['status'], i['status']).lower()}.",
+            {
+                "number": i["number"],
+                "issued": i["issued"],
+                "amount": i["amount"],
+                "currency": i["currency"],
+                "status": invoice_labels.get(i["status"], i["status"]).lower(),
+            },
         )
         for i in invoices
     ]
     candidates += [
-        (f"note:{n['key']}", "note", f"Working note ({_day(n['created'])}): ", n["text_head"]) for n in notes
+        (
+            f"note:{n['key']}",
+            "note",
+            f"Working note ({_day(n['created'])}): ",
+            n["text_head"],
+            {"title": "", "date": n["created"]},
+        )
+        for n in notes
     ]
     candidates += [
-        (f"draft:{d['key']}", "draft", f"Draft “{d['title']}” ({_day(d['created'])}): ", d["text_head"]) for d in drafts
+        (
+            f"draft:{d['key']}",
+            "draft",
+            f"Draft “{d['title']}” ({_day(d['created'])}): ",
+            d["text_head"],
+            {"title": d["title"], "date": d["created"]},
+        )
+        for d in drafts
     ]
     for doc in documents:
         for number, page in enumerate(doc["first_pages"] or [], start=1):
             if page and page.strip():
                 label = f"Document “{doc['title']}” ({_day(doc['created'])}), page {number}: "
-                candidates.append((f"document:{doc['key']}#p{number}", "document", label, page))
+                fields = {"title": doc["title"], "date": doc["created"], "page": number}
+                candidates.append((f"document:{doc['key']}#p{number}", "document", label, page, fields))
 
     items: list[ContextItem] = []
     used = 0
-    for position, (source_id, kind, label, body) in enumerate(candidates):
+    for position, (source_id, kind, label, body, fields) in enumerate(candidates):
         label = " ".join(label.split()) + " " if label.strip() else ""
-        item = _item(source_id, kind, label, body, item_max)
+        item = _item(source_id, kind, label, body, item_max, fields)
         room = total_max - used - (1 if items else 0)
         if len(item.line) > room:
             overhead = len(item.line) - len(item.text)
             if room - overhead < MIN_CLIPPED_ITEM_CHARS:
                 omitted = len(candidates) - position
                 break
-            item = _item(source_id, kind, label, body, room - overhead)
+            item = _item(source_id, kind, label, body, room - overhead, fields)
         items.append(item)
         used += len(item.line) + (1 if len(items) > 1 else 0)
     else:
