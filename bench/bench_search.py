@@ -59,6 +59,7 @@ def main() -> None:
 
 def run() -> None:
     import numpy as np
+    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection
     from django.test import override_settings
@@ -96,7 +97,7 @@ def run() -> None:
 
     def measure(exact_max: int) -> list[tuple]:
         rows = []
-        with override_settings(GRAPH_MEMORY={"EMBEDDER": "none", "SEARCH_EXACT_MAX": exact_max}):
+        with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, "EMBEDDER": "none", "SEARCH_EXACT_MAX": exact_max}):
             for share in SHARES:
                 recalls, vector_ms, search_ms, counts, methods = [], [], [], set(), set()
                 for i, query in enumerate(queries):

@@ -119,8 +119,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "EXCEPTION_HANDLER": "graph_memory.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"graph_memory": os.environ.get("GRAPH_MEMORY_THROTTLE_RATE", "120/min")},
+    # No EXCEPTION_HANDLER or throttle rate for the memory: its views carry their
+    # own (GRAPH_MEMORY["THROTTLE_RATE"], env GRAPH_MEMORY_THROTTLE_RATE).
 }
 
 SPECTACULAR_SETTINGS = {
@@ -150,8 +150,12 @@ CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 
+# The memory layer: the host's two models (they drive the app's foreign keys and
+# migrations, like AUTH_USER_MODEL) and its adapter, the only door to them.
+GRAPH_MEMORY_CASE_MODEL = "practice.Case"
+GRAPH_MEMORY_FIRM_MODEL = "accounts.Firm"
 # The memory layer's own settings, read only through graph_memory.conf.
-GRAPH_MEMORY: dict[str, object] = {}
+GRAPH_MEMORY: dict[str, object] = {"ADAPTER": "practice.memory_adapter.PracticeMemoryAdapter"}
 
 LOGGING = {
     "version": 1,

@@ -16,7 +16,7 @@ from django.http import HttpRequest
 from django.urls import path
 from django.utils.html import format_html, format_html_join
 
-from graph_memory import source
+from graph_memory.adapter import get_adapter
 from graph_memory.admin_health import health_view
 from graph_memory.admin_scoping import FirmScopedAdmin
 from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, SummaryVersion
@@ -88,7 +88,7 @@ class CaseSummaryAdmin(DerivedAdmin):
     ]
     list_filter = ["stale", SummaryStateFilter, "writer", "firm"]
     list_select_related = ["case", "firm"]
-    search_fields = [*(f"case__{name}" for name in source.CASE_ADMIN_SEARCH_FIELDS), "text"]
+    search_fields = [*(f"case__{name}" for name in get_adapter().case_admin_search_fields), "text"]
     actions = ["mark_stale", "regenerate_now", "rebuild_graph"]
     fieldsets = [
         (None, {"fields": ["case", "firm", "summary_text"]}),

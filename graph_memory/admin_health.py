@@ -20,7 +20,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from graph_memory import source
+from graph_memory.adapter import case_model, get_adapter
 from graph_memory.admin_scoping import admin_firms
 from graph_memory.models import AICall, Edge, Node, RefreshRun
 
@@ -65,7 +65,8 @@ def night_window(*, tz: dt.tzinfo, now: dt.datetime) -> tuple[list[dt.date], dt.
 
 def summary_counts(*, firm_id: int) -> dict[str, int]:
     """Cases of the firm by summary state, in one aggregate query."""
-    return source.Case.objects.filter(firm_id=firm_id).aggregate(
+    firm_column = f"{get_adapter().case_firm_field}_id"
+    return case_model().objects.filter(**{firm_column: firm_id}).aggregate(
         cases=Count("pk"),
         stale=Count("pk", filter=Q(memory_summary__stale=True) & ~Q(memory_summary__text="")),
         failed=Count("pk", filter=Q(memory_summary__attempts__gt=0)),
@@ -209,12 +210,14 @@ def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
         raise PermissionDenied
     firm = firms[0]
     if request.user.is_superuser and request.GET.get("firm"):
-        firm = next((f for f in firms if getattr(f, "slug", None) == request.GET["firm"]), None)
+        adapter = get_adapter()
+        firm = next((f for f in firms if adapter.firm_slug(f) == request.GET["firm"]), None)
         if firm is None:
             raise Http404("No such firm.")
     tz = firm_timezone(firm)
     days, since = night_window(tz=tz, now=timezone.now())
-    cases = list(source.Case.objects.filter(firm_id=firm.pk).order_by("pk"))
+    firm_column = f"{get_adapter().case_firm_field}_id"
+    cases = list(case_model().objects.filter(**{firm_column: firm.pk}).order_by("pk"))
     case_id = _chosen_case_id(request.GET.get("case"), [c.pk for c in cases])
     edges = []
     if case_id is not None:

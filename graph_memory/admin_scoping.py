@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.apps import apps
 from django.contrib import admin
 from django.contrib.admin.utils import NotRelationField, get_fields_from_path
 from django.core.exceptions import FieldDoesNotExist
@@ -24,18 +23,20 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpRequest
 
 from graph_memory import conf
+from graph_memory.adapter import firm_model, get_adapter
 
 
 def admin_firm_id(user: Any) -> int | None:
     """The firm a non-superuser may administer, or None if they may administer none."""
-    if getattr(user, "is_active", False) and getattr(user, "is_staff", False) and getattr(user, "is_firm_admin", False):
-        return user.firm_id
+    adapter = get_adapter()
+    if getattr(user, "is_active", False) and getattr(user, "is_staff", False) and adapter.viewer_is_firm_admin(user):
+        return adapter.viewer_firm_id(user)
     return None
 
 
 def admin_firms(user: Any) -> QuerySet[Any]:
     """The firms `user` may administer: all for superusers, their own for a firm admin."""
-    Firm = apps.get_model(conf.get("FIRM_MODEL"))
+    Firm = firm_model()
     if getattr(user, "is_active", False) and getattr(user, "is_superuser", False):
         return Firm.objects.all()
     firm_id = admin_firm_id(user)
@@ -113,7 +114,7 @@ class FirmScopedMixin:
         related = db_field.remote_field.model
         if queryset is None:
             queryset = related._default_manager.all()
-        if related._meta.label == conf.get("FIRM_MODEL"):
+        if related._meta.label_lower == conf.firm_model_label().lower():
             return queryset.filter(pk=firm_id)
         try:
             related._meta.get_field("firm")

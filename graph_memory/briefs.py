@@ -13,11 +13,11 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.contrib.postgres.expressions import ArraySubquery
 from django.db.models import F, OuterRef, Q, Subquery
 from django.db.models.functions import Greatest
 
-from graph_memory import access, conf, source
+from graph_memory import access, conf
+from graph_memory.adapter import get_adapter
 from graph_memory.models import CaseSummary, Edge, Node
 from graph_memory.selectors import NodeRef, node_get
 
@@ -51,38 +51,43 @@ class Brief:
 
 def _case_rows(viewer: Any, cases: Q, limit: int) -> list[dict[str, Any]]:
     """Visible cases matching `cases`, most recently active first, with everything a brief shows. One query."""
-    case_node = Node.objects.filter(firm_id=OuterRef("firm_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")).order_by()
-    against = source.CaseCounterparty.objects.filter(case_id=OuterRef("pk")).order_by("counterparty__name", "pk")
+    adapter = get_adapter()
+    case_node = Node.objects.filter(
+        firm_id=OuterRef(f"{adapter.case_firm_field}_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
+    ).order_by()
+    header = {f"h_{name}": expression for name, expression in adapter.case_header_annotations().items()}
     rows = (
         access.visible_cases(viewer)
         .filter(cases)
         .annotate(
+            **header,
             node_id=Subquery(case_node.values("id")[:1]),
             node_label=Subquery(case_node.values("label")[:1]),
-            client_name=F("client__name"),
-            against=ArraySubquery(against.values("counterparty__name")),
             summary_text=F("memory_summary__text"),
             summary_stale=F("memory_summary__stale"),
             summary_written_at=F("memory_summary__written_at"),
             # Activity: the last time the case header, its records (they raise
             # the stale flag) or its summary changed.
-            active=Greatest("updated_at", "memory_summary__written_at", "memory_summary__stale_since"),
+            active=Greatest(
+                adapter.case_activity(), "memory_summary__written_at", "memory_summary__stale_since"
+            ),
         )
-        .order_by(F("active").desc(nulls_last=True), "key", "pk")
-        .values(
-            "pk", "key", "title", "status", "opened", "description", "node_id", "node_label", "client_name",
-            "against", "summary_text", "summary_stale", "summary_written_at",
-        )
+        .order_by(F("active").desc(nulls_last=True), "h_reference", "pk")
+        .values("pk", *header, "node_id", "node_label", "summary_text", "summary_stale", "summary_written_at")
     )
-    return list(rows[: limit + 1])
+    return [
+        {key[2:] if key.startswith("h_") else key: value for key, value in row.items()} for row in rows[: limit + 1]
+    ]
 
 
 def _header(row: dict[str, Any]) -> str:
-    facts = [f"{row['key']} — {row['title']}", f"status {row['status']}", f"opened {row['opened']:%Y-%m-%d}"]
+    facts = [f"{row['reference']} — {row['title']}", f"status {row['status']}"]
+    if row["opened"]:
+        facts.append(f"opened {row['opened']:%Y-%m-%d}")
     if row["client_name"]:
         facts.append(f"client {row['client_name']}")
-    if row["against"]:
-        facts.append("against " + "; ".join(row["against"]))
+    if row["counterparty_names"]:
+        facts.append("against " + "; ".join(row["counterparty_names"]))
     return " · ".join(facts)
 
 
@@ -94,7 +99,7 @@ def _entry(row: dict[str, Any], notice: str) -> BriefCase:
     return BriefCase(
         case=NodeRef(id=str(row["node_id"]), kind=Node.Kind.CASE.value, label=row["node_label"] or row["title"]),
         case_id=row["pk"],
-        key=row["key"],
+        key=row["reference"],
         header=header,
         summary=summary,
         stale=bool(row["summary_stale"]) if summary else False,

@@ -1,12 +1,32 @@
-"""System checks for the GRAPH_MEMORY settings, run by `manage.py check`."""
+"""System checks for the memory's settings and wiring, run by `manage.py check` (registered from AppConfig.ready()).
+
+Checks that need a database connection (the `vector` extension, the cache
+table) are tagged `database`: `manage.py check --database default` runs them,
+as `migrate` does.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from django.apps import apps
+from django.conf import settings
 from django.core import checks
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache.backends.db import BaseDatabaseCache
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connections, router
+from django.db.utils import load_backend
+from django.utils.module_loading import import_string
 
 from graph_memory import conf
+from graph_memory.adapter import get_adapter
+from graph_memory.models import Node
+
+GUARDIAN_BACKEND = "guardian.backends.ObjectPermissionBackend"
+# What DRF's throttles parse: requests, a slash, a period DRF knows by its first letter.
+_RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
 
 
 @checks.register()
@@ -48,4 +68,135 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     timeout = values["ON_DEMAND_TIMEOUT"]
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0:
         errors.append(checks.Error("GRAPH_MEMORY['ON_DEMAND_TIMEOUT'] must be a non-negative number of seconds", id="graph_memory.E021"))
+    rate = values["THROTTLE_RATE"]
+    if rate is not None and not (isinstance(rate, str) and _RATE.fullmatch(rate)):
+        errors.append(checks.Error(
+            f"GRAPH_MEMORY['THROTTLE_RATE'] = {rate!r} is not a request rate",
+            hint='Give requests per period, e.g. "120/min" (periods: s, min, hour, day), or None for no throttling.',
+            id="graph_memory.E038",
+        ))
+    return errors
+
+
+def _memory_database() -> str:
+    """The database alias the memory's tables are written to."""
+    return router.db_for_write(Node)
+
+
+@checks.register()
+def check_database_is_postgresql(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    # From the settings, not a connection: the check must not need the server to be up.
+    alias = _memory_database()
+    engine = settings.DATABASES.get(alias, {}).get("ENGINE", "")
+    try:
+        vendor = load_backend(engine).DatabaseWrapper.vendor
+    except ImproperlyConfigured:
+        return []  # Django reports an unknown ENGINE itself
+    if vendor == "postgresql":
+        return []
+    return [checks.Error(
+        f"graph_memory needs PostgreSQL (with pgvector), but database {alias!r} is {vendor} ({engine})",
+        hint=f"Point DATABASES[{alias!r}] at PostgreSQL with pgvector 0.8+ (ENGINE 'django.db.backends.postgresql').",
+        id="graph_memory.E031",
+    )]
+
+
+@checks.register(checks.Tags.database)
+def check_vector_extension(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    alias = _memory_database()
+    if not databases or alias not in databases or connections[alias].vendor != "postgresql":
+        return []  # not asked to look at this database; E031 covers another vendor
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+        if cursor.fetchone():
+            return []
+    return [checks.Error(
+        f"The PostgreSQL extension 'vector' (pgvector) is not installed in database {alias!r}",
+        hint=(
+            "Install pgvector 0.8+ on the database server, then run `python manage.py migrate graph_memory` "
+            "(its first migration runs CREATE EXTENSION vector, which needs a role allowed to create extensions), "
+            "or have a superuser run CREATE EXTENSION vector; in that database."
+        ),
+        id="graph_memory.E032",
+    )]
+
+
+def _has_guardian_backend() -> bool:
+    for path in settings.AUTHENTICATION_BACKENDS:
+        try:
+            backend = import_string(path)
+        except ImportError:
+            continue  # Django's own checks and login report a backend that cannot be imported
+        # Guardian's backend itself or a subclass of it.
+        if any(f"{c.__module__}.{c.__qualname__}" == GUARDIAN_BACKEND for c in getattr(backend, "__mro__", ())):
+            return True
+    return False
+
+
+@checks.register()
+def check_adapter(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    try:
+        adapter = get_adapter()
+    except ImproperlyConfigured as exc:
+        # Not set, cannot be imported, or not a MemoryAdapter subclass: the message says which.
+        return [checks.Error(
+            str(exc),
+            hint=(
+                'Set GRAPH_MEMORY["ADAPTER"] to the dotted path of your subclass of '
+                "graph_memory.adapter.MemoryAdapter (the reference host's is "
+                '"practice.memory_adapter.PracticeMemoryAdapter").'
+            ),
+            id="graph_memory.E033",
+        )]
+    if adapter.guardian_permissions() is not None and not _has_guardian_backend():
+        return [checks.Error(
+            f"The adapter opens cases by django-guardian object permissions, but {GUARDIAN_BACKEND} "
+            "is not in AUTHENTICATION_BACKENDS",
+            hint=f"Add '{GUARDIAN_BACKEND}' to AUTHENTICATION_BACKENDS, after Django's ModelBackend.",
+            id="graph_memory.E034",
+        )]
+    return []
+
+
+@checks.register(checks.Tags.database, checks.Tags.caches)
+def check_cache_table(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    # The API's throttle counts live in the default cache; with a database
+    # cache and no table, every API request would be a 500.
+    if conf.get("THROTTLE_RATE") is None or not databases:
+        return []
+    cache = caches[DEFAULT_CACHE_ALIAS]
+    if not isinstance(cache, BaseDatabaseCache):
+        return []
+    alias = router.db_for_read(cache.cache_model_class)
+    table = cache.cache_model_class._meta.db_table
+    if alias not in databases or table in connections[alias].introspection.table_names():
+        return []
+    return [checks.Error(
+        f"The default cache is a database cache whose table {table!r} does not exist in database {alias!r}; "
+        "the API's throttle keeps its counts there",
+        hint="Run python manage.py createcachetable.",
+        id="graph_memory.E035",
+    )]
+
+
+@checks.register()
+def check_host_models(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    errors: list[checks.CheckMessage] = []
+    for setting, label, check_id in (
+        ("GRAPH_MEMORY_CASE_MODEL", conf.case_model_label(), "graph_memory.E036"),
+        ("GRAPH_MEMORY_FIRM_MODEL", conf.firm_model_label(), "graph_memory.E037"),
+    ):
+        try:
+            apps.get_model(label)
+        except ValueError:
+            problem = f"{setting} = {label!r} is not of the form 'app_label.ModelName'"
+        except LookupError:
+            problem = f"{setting} = {label!r} names a model that is not installed"
+        else:
+            continue
+        errors.append(checks.Error(
+            problem,
+            hint=f"Set {setting} to your model as 'app_label.ModelName', with its app in INSTALLED_APPS.",
+            id=check_id,
+        ))
     return errors

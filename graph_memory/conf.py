@@ -17,16 +17,23 @@ NOTICE = (
     "not authoritative. Verify anything that matters against the live case file before relying on it."
 )
 
+# The host's models are top-level settings, like AUTH_USER_MODEL, because the
+# app's migrations follow them (migrations.swappable_dependency). These are the
+# reference host's.
+DEFAULT_CASE_MODEL = "practice.Case"
+DEFAULT_FIRM_MODEL = "accounts.Firm"
+
 DEFAULTS: dict[str, Any] = {
-    # The host's models, as "app_label.ModelName".
-    "FIRM_MODEL": "accounts.Firm",
-    "CASE_MODEL": "practice.Case",
+    # The host's adapter: dotted path of a graph_memory.adapter.MemoryAdapter subclass.
+    "ADAPTER": None,
     # Notice carried by every summary, brief and API answer.
     "NOTICE": NOTICE,
     # Reads.
     "PAGE_DEFAULT": 25,
     "PAGE_MAX": 100,
     "QUERY_MAX_CHARS": 500,
+    # Per-user rate of the assistant's API ("<n>/<s|min|hour|day>"; None: no throttling).
+    "THROTTLE_RATE": "120/min",
     # Summary writer: "auto" (openai when OPENAI_API_KEY is set, else extractive), "openai" or "extractive".
     "WRITER": "auto",
     "OPENAI_MODEL": "gpt-4o-mini",
@@ -81,6 +88,16 @@ def get(key: str) -> Any:
     if env_value is not None:
         return env_value
     return getattr(settings, "GRAPH_MEMORY", {}).get(key, DEFAULTS[key])
+
+
+def case_model_label() -> str:
+    """settings.GRAPH_MEMORY_CASE_MODEL ("app_label.ModelName"): the host's case model."""
+    return getattr(settings, "GRAPH_MEMORY_CASE_MODEL", DEFAULT_CASE_MODEL)
+
+
+def firm_model_label() -> str:
+    """settings.GRAPH_MEMORY_FIRM_MODEL ("app_label.ModelName"): the host's firm model."""
+    return getattr(settings, "GRAPH_MEMORY_FIRM_MODEL", DEFAULT_FIRM_MODEL)
 
 
 def page_size(limit: int | None) -> int:

@@ -26,9 +26,9 @@ from typing import Any, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Q
-from django.dispatch import receiver
 
-from graph_memory import conf, events, source
+from graph_memory import conf
+from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import AICall, CaseSummary
 
 logger = logging.getLogger(__name__)
@@ -220,17 +220,18 @@ def summary_document(*, title: str, parties: Sequence[str], text: str) -> str:
 
 
 def _documents(summaries: Sequence[CaseSummary]) -> list[str]:
-    case_ids = [s.case_id for s in summaries]
-    rows = source.Case.objects.filter(pk__in=case_ids).values_list("pk", "title", "client__name")
-    headers = {pk: (title, client) for pk, title, client in rows}
-    against: dict[int, list[str]] = {case_id: [] for case_id in case_ids}
-    links = source.CaseCounterparty.objects.filter(case_id__in=case_ids).order_by("case_id", "counterparty__name")
-    for case_id, name in links.values_list("case_id", "counterparty__name"):
-        against[case_id].append(name)
+    header = get_adapter().case_header_annotations()
+    rows = (
+        case_model()
+        .objects.filter(pk__in=[s.case_id for s in summaries])
+        .order_by()
+        .values_list("pk", header["title"], header["client_name"], header["counterparty_names"])
+    )
+    headers = {pk: (title, client, against or []) for pk, title, client, against in rows}
     documents = []
     for summary in summaries:
-        title, client = headers.get(summary.case_id, ("", ""))
-        parties = [name for name in (client, *against[summary.case_id]) if name]
+        title, client, against = headers.get(summary.case_id, ("", "", []))
+        parties = [name for name in (client, *against) if name]
         documents.append(summary_document(title=title, parties=parties, text=summary.text))
     return documents
 
@@ -303,18 +304,6 @@ def backfill_missing_embeddings(*, firm_id: int, limit: int | None = None) -> in
     return embedded_count
 
 
-@receiver(events.summary_saved, dispatch_uid="graph_memory.embeddings.summary_saved")
-def _summary_saved(sender: Any, case_id: int, summary: CaseSummary | None = None, **kwargs: Any) -> None:
-    """Enqueue the embedding of a freshly saved summary; an enqueue failure is left to the nightly backfill."""
-    if conf.get("EMBEDDER") == "none":
-        return
-    from graph_memory import tasks
-
-    try:
-        tasks.embed_case_summary_task.delay(case_id)
-    except Exception:
-        logger.exception("could not enqueue the embedding of case %s; the nightly backfill will retry", case_id)
-        if summary is not None:
-            _store(summary, None, "")  # the old vector describes the old text
-        if summary is not None:
-            _store(summary, None, "")  # the old vector describes the old text
+def clear_embedding(summary: CaseSummary) -> None:
+    """Forget the vector of a summary whose embedding could not even be enqueued: it describes the old text."""
+    _store(summary, None, "")

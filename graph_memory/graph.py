@@ -24,10 +24,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
-from django.apps import apps
 from django.db import connection, transaction
 
-from graph_memory import conf, source
+from graph_memory.adapter import case_model, firm_model, get_adapter
 from graph_memory.models import Edge, Node
 from graph_memory.names import name_keys
 
@@ -149,11 +148,12 @@ _NO_EDGE = (
 def _wanted(*, firm_id: int | None, case_id: int | None) -> tuple[str, list[Any]]:
     """The WITH clause defining wn and we for the firm or the case, and its parameters."""
     scope = {"firm_id": firm_id, "case_id": case_id}
+    adapter = get_adapter()
     parts, params = {}, []
     for name, queryset in (
-        ("heads", source.graph_case_headers(**scope)),
-        ("team", source.graph_team_links(**scope)),
-        ("parties", source.graph_counterparty_links(**scope)),
+        ("heads", adapter.graph_case_headers(**scope)),
+        ("team", adapter.graph_team_links(**scope)),
+        ("parties", adapter.graph_counterparty_links(**scope)),
     ):
         parts[name], part_params = queryset.query.sql_with_params()
         params += part_params
@@ -299,7 +299,8 @@ def graph_rebuild_firm(*, firm_id: int) -> GraphChanges:
 
 
 def _firm_of_case(case_id: int) -> int | None:
-    firm_id = source.Case.objects.filter(pk=case_id).values_list("firm_id", flat=True).first()
+    firm_column = f"{get_adapter().case_firm_field}_id"
+    firm_id = case_model().objects.filter(pk=case_id).values_list(firm_column, flat=True).first()
     if firm_id is None:
         # The case is gone; its node (if the map ever had it) still knows the firm.
         firm_id = Node.objects.filter(kind=CASE, ref_id=case_id).values_list("firm_id", flat=True).first()
@@ -318,7 +319,7 @@ def graph_sync_case(*, case_id: int) -> GraphChanges:
     with transaction.atomic():
         _lock_firm(firm_id)
         changes = _apply(firm_id=firm_id, case_id=case_id)
-        if not source.Case.objects.filter(pk=case_id).exists():
+        if not case_model().objects.filter(pk=case_id).exists():
             changes += _remove_orphans(firm_id=firm_id)
     return changes
 
@@ -332,7 +333,7 @@ def _remove_orphans(*, firm_id: int) -> GraphChanges:
 
 def graph_refresh_label(*, kind: str, ref_id: int) -> int:
     """Re-read the label of the record behind one node (a renamed client, say); returns rows written (0 or 1)."""
-    label = source.graph_label(kind=kind, ref_id=ref_id)
+    label = get_adapter().graph_label(kind=kind, ref_id=ref_id)
     if label is None:
         return 0
     label = label[:_LABEL_MAX]
@@ -348,7 +349,8 @@ def graph_refresh_label(*, kind: str, ref_id: int) -> int:
 
 def graph_firms(*, slugs: Iterable[str] | None = None) -> list[tuple[int, str]]:
     """(id, slug) of the firms to rebuild: all, or those with these slugs (for the command)."""
-    firms = apps.get_model(conf.get("FIRM_MODEL")).objects.order_by("pk")
+    slug = get_adapter().firm_slug_field
+    firms = firm_model().objects.order_by("pk")
     if slugs is not None:
-        firms = firms.filter(slug__in=list(slugs))
-    return list(firms.values_list("pk", "slug"))
+        firms = firms.filter(**{f"{slug}__in": list(slugs)})
+    return list(firms.values_list("pk", slug))

@@ -32,7 +32,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from pgvector import Vector
 
-from graph_memory import access, conf, embeddings, source
+from graph_memory import access, conf, embeddings
+from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Node
 from graph_memory.selectors import NodeRef
 
@@ -41,7 +42,14 @@ logger = logging.getLogger(__name__)
 RRF_K = 60
 HEADLINE_OPTIONS = 'MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=" … ", StartSel="", StopSel=""'
 
-S, C, N = CaseSummary._meta.db_table, source.Case._meta.db_table, Node._meta.db_table
+S, N = CaseSummary._meta.db_table, Node._meta.db_table
+
+
+def _references_sql() -> tuple[str, tuple[Any, ...]]:
+    """Every case's id and reference (the adapter's expression) as SQL: the planner folds it into the join."""
+    cases = case_model().objects.order_by().annotate(_reference=get_adapter().case_reference())
+    sql, params = cases.values("pk", "_reference").query.sql_with_params()
+    return sql, tuple(params)
 
 
 @dataclass(frozen=True)
@@ -138,7 +146,7 @@ def _index_ranking(
                 f"WHERE s.firm_id = %s AND s.embedding_model = %s "
                 f"AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id)) IS TRUE "
                 "ORDER BY s.embedding <=> %s::vector LIMIT %s",
-                (vector, viewer.firm_id, model, *vis_params, vector, depth),
+                (vector, access.viewer_firm_id(viewer), model, *vis_params, vector, depth),
             )
             ranked = cursor.fetchall()
     if len(ranked) >= depth:
@@ -147,7 +155,7 @@ def _index_ranking(
         f"SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance FROM {S} s "
         f"WHERE s.firm_id = %s AND s.embedding_model = %s AND s.embedding IS NOT NULL AND s.case_id IN ({vis_sql}) "
         "ORDER BY distance, s.case_id LIMIT %s",
-        (vector, viewer.firm_id, model, *vis_params, depth),
+        (vector, access.viewer_firm_id(viewer), model, *vis_params, depth),
     )
     return VectorRanking([r[0] for r in ranked], [r[1] for r in ranked], "hnsw+exact")
 
@@ -235,18 +243,19 @@ def _ranked_search(
             -- index and comes back, so rank nothing now.
             WHERE %s OR (SELECT n.n FROM n) <= %s
         ),""",
-        viewer.firm_id, depth, exact is None, exact_max,
+        access.viewer_firm_id(viewer), depth, exact is None, exact_max,
     )  # fmt: skip
+    ref_sql, ref_params = _references_sql()
     sql.add(
         f"""top AS (
             -- Joined to the visible set again: given vector ids were read by an
             -- earlier statement, and access may have changed since.
-            SELECT f.case_id, f.rrf, c.key, n.id AS node_id, n.label
+            SELECT f.case_id, f.rrf, c.reference AS key, n.id AS node_id, n.label
             FROM fused f
             JOIN vis ON vis.id = f.case_id
-            JOIN {C} c ON c.id = f.case_id
-            JOIN {N} n ON n.firm_id = c.firm_id AND n.kind = %s AND n.ref_id = c.id
-            ORDER BY f.rrf DESC, c.key, c.id
+            JOIN ({ref_sql}) AS c(id, reference) ON c.id = f.case_id
+            JOIN {N} n ON n.firm_id = %s AND n.kind = %s AND n.ref_id = c.id
+            ORDER BY f.rrf DESC, c.reference, c.id
             LIMIT %s
         ),
         hits AS (
@@ -256,7 +265,7 @@ def _ranked_search(
         SELECT n.n, hits.case_id, hits.rrf, hits.key, hits.node_id, hits.label, hits.snippet
         FROM n LEFT JOIN hits ON true
         ORDER BY hits.rrf DESC, hits.key, hits.case_id""",
-        Node.Kind.CASE.value, limit, HEADLINE_OPTIONS,
+        *ref_params, access.viewer_firm_id(viewer), Node.Kind.CASE.value, limit, HEADLINE_OPTIONS,
     )  # fmt: skip
     rows = sql.rows()
     return rows[0][0], [row[1:] for row in rows if row[1] is not None]
@@ -285,7 +294,7 @@ def search_cases(
         return SearchResult([], "keyword", notice)
     # Each ranking contributes its top `depth` to the fusion: twice the page, at least 20.
     depth = min(max(2 * limit, 20), 2 * int(conf.get("PAGE_MAX")))
-    embedded = _query_vector(embedder, q, firm_id=viewer.firm_id)
+    embedded = _query_vector(embedder, q, firm_id=access.viewer_firm_id(viewer))
     search = partial(_ranked_search, viewer=viewer, visible=visible, limit=limit, depth=depth)
     if embedded is None:
         # Words only: any word may match (ranked by how many and how close), as

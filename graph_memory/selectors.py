@@ -162,7 +162,7 @@ def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit:
     with connection.cursor() as cursor:
         cursor.execute(
             _WALK_SQL.format(visible=visible_sql),
-            [pk, viewer.firm_id, kind, kind, *visible_params, limit + 1, *visible_params],
+            [pk, access.viewer_firm_id(viewer), kind, kind, *visible_params, limit + 1, *visible_params],
         )
         rows = cursor.fetchall()
     if not rows:
@@ -213,7 +213,7 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
     with connection.cursor() as cursor:
         cursor.execute(
             _LOOKUP_SQL.format(visible=visible_sql),
-            [f"{pattern}%", viewer.firm_id, f"%{pattern}%", kind, kind, *visible_params, limit + 1],
+            [f"{pattern}%", access.viewer_firm_id(viewer), f"%{pattern}%", kind, kind, *visible_params, limit + 1],
         )
         rows = cursor.fetchall()
     results = [NodeRef(id=str(pk), kind=node_kind, label=label) for pk, node_kind, label in rows[:limit]]
@@ -250,7 +250,7 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         return ConflictReport(name=name, matches=[], has_more=False)
     visible_sql, visible_params = visible
     with connection.cursor() as cursor:
-        cursor.execute(_CONFLICT_SQL.format(visible=visible_sql), [*visible_params, viewer.firm_id, key, limit + 1])
+        cursor.execute(_CONFLICT_SQL.format(visible=visible_sql), [*visible_params, access.viewer_firm_id(viewer), key, limit + 1])
         rows = cursor.fetchall()
     matches = [
         ConflictMatch(case=NodeRef(str(c_id), c_kind, c_label), party=NodeRef(str(p_id), p_kind, p_label), role=_ROLE[edge])

@@ -57,8 +57,8 @@ class World:
 
 
 def set_throttle_rate(settings: Any, rate: str) -> None:
-    """Override the API's rate (pytest-django `settings`) and start every count from zero."""
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"graph_memory": rate}}
+    """Override the API's rate, GRAPH_MEMORY["THROTTLE_RATE"] (pytest-django `settings`), and start every count from zero."""
+    settings.GRAPH_MEMORY = {**getattr(settings, "GRAPH_MEMORY", {}), "THROTTLE_RATE": rate}
     cache.clear()
 
 

@@ -37,7 +37,7 @@ def test_hidden_and_missing_cases_raise_the_same_error(personas: Personas) -> No
         errors.append((type(info.value), str(info.value)))
     assert len(set(errors)) == 1
     with pytest.raises(access.NotFound):
-        access.get_case_for_viewer(p.other_firm_admin, key=p.case.key)
+        access.get_case_for_viewer(p.other_firm_admin, reference=p.case.key)
 
 
 def test_team_changes_move_permission_immediately(personas: Personas) -> None:

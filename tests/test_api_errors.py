@@ -193,6 +193,7 @@ def test_every_route_is_authenticated_throttled_and_json() -> None:
 
     from graph_memory import urls
     from graph_memory.api import urls as api_urls
+    from graph_memory.api.errors import exception_handler
     from graph_memory.api.throttling import MemoryRateThrottle
     from graph_memory.api.views import MemoryApi, UnknownPathApi
 
@@ -200,5 +201,6 @@ def test_every_route_is_authenticated_throttled_and_json() -> None:
     assert len(views) >= 6 and urls.urlpatterns[-1].callback.view_class is UnknownPathApi
     for view in [*views, UnknownPathApi]:
         assert issubclass(view, MemoryApi), view
-        assert view.throttle_scope == "graph_memory" and view.throttle_classes == [MemoryRateThrottle], view
+        assert view.throttle_classes == [MemoryRateThrottle], view
+        assert view().get_exception_handler() is exception_handler, view
         assert view.authentication_classes[0] is TokenAuthentication, view  # its WWW-Authenticate makes a 401

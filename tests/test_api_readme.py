@@ -42,7 +42,7 @@ def completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
 def test_the_readme_assistant_loop(
     demo_firm, demo_users, live_server, openai_server, settings, monkeypatch, capsys
 ) -> None:
-    settings.GRAPH_MEMORY = FAST
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, **FAST}
     set_throttle_rate(settings, "1000/min")
     services.graph_rebuild_firm(firm_id=demo_firm.pk)
     for case_id in Case.objects.filter(firm=demo_firm).values_list("pk", flat=True):

@@ -26,7 +26,7 @@ TERMINATION_FACTS = ("2026-047", "410,000", "150,000", "Jordan Lee")
 @pytest.fixture
 def memory(demo_firm, demo_users, settings) -> dict[str, User]:
     """The demo firm with its connection map and an extractive summary of every case."""
-    settings.GRAPH_MEMORY = {"WRITER": "extractive", "EMBEDDER": "none"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "none"}
     services.graph_rebuild_firm(firm_id=demo_firm.pk)
     for case_id in Case.objects.filter(firm=demo_firm).values_list("pk", flat=True):
         services.summarize_case(case_id=case_id)

@@ -1,11 +1,28 @@
-"""System checks on the GRAPH_MEMORY settings name the bad key."""
+"""System checks: the GRAPH_MEMORY settings name the bad key; the wiring checks say how to fix what is missing."""
 
 from __future__ import annotations
 
-import pytest
-from django.test import override_settings
+from collections.abc import Callable
 
-from graph_memory.checks import check_settings
+import pytest
+from django.core.checks import CheckMessage, Tags
+from django.core.checks.registry import registry
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.test import override_settings
+from guardian.backends import ObjectPermissionBackend
+
+from graph_memory.adapter import MemoryAdapter
+from graph_memory.checks import (
+    check_adapter,
+    check_cache_table,
+    check_database_is_postgresql,
+    check_host_models,
+    check_settings,
+    check_vector_extension,
+)
+from practice.models import Case
 
 
 def error_ids(**graph_memory: object) -> list[tuple[str, str]]:
@@ -34,3 +51,134 @@ def test_a_bad_value_is_reported_with_its_key(key: str, value: object, check_id:
 
 def test_page_default_above_max_is_reported() -> None:
     assert [e[0] for e in error_ids(PAGE_DEFAULT=50, PAGE_MAX=40)] == ["graph_memory.E003"]
+
+
+def test_throttle_rate_must_be_a_rate() -> None:
+    assert [e[0] for e in error_ids(THROTTLE_RATE="fast")] == ["graph_memory.E038"]
+    assert [e[0] for e in error_ids(THROTTLE_RATE="0/min")] == ["graph_memory.E038"]
+    assert error_ids(THROTTLE_RATE="5/hour") == error_ids(THROTTLE_RATE=None) == []
+
+
+# --- wiring: database, adapter, cache, host models ----------------------------------------------
+
+REFERENCE_ADAPTER = "practice.memory_adapter.PracticeMemoryAdapter"
+MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+class NotAnAdapter:
+    pass
+
+
+class OwnCasesAdapter(MemoryAdapter):
+    """A host that says which cases a viewer is on itself, without guardian."""
+
+    def member_case_ids(self, viewer: object) -> QuerySet:
+        return Case.objects.filter(owner=viewer).values("pk")
+
+
+class FirmGuardianBackend(ObjectPermissionBackend):
+    pass
+
+
+def messages(check: Callable[..., list[CheckMessage]], **kwargs: object) -> list[tuple[str, str, str]]:
+    found = check(**kwargs)
+    # Every message says how to fix it.
+    assert all(m.hint for m in found), found
+    return [(m.id, m.msg, m.hint) for m in found]
+
+
+def test_the_new_checks_run_from_ready_and_the_database_ones_only_when_asked() -> None:
+    registered = registry.get_checks()
+    for check in (check_database_is_postgresql, check_adapter, check_host_models, check_vector_extension, check_cache_table):
+        assert check in registered
+    assert Tags.database in check_vector_extension.tags and Tags.database in check_cache_table.tags
+    # Without --database, nothing touches a database.
+    assert check_vector_extension(databases=None) == check_cache_table(databases=None) == []
+
+
+@pytest.mark.django_db
+def test_the_reference_project_passes_every_check() -> None:
+    call_command("check", databases=["default"])  # raises SystemCheckError on any error
+
+
+def test_a_database_that_is_not_postgresql_is_an_error() -> None:
+    assert messages(check_database_is_postgresql) == []
+    sqlite = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+    with pytest.warns(UserWarning, match="DATABASES"), override_settings(DATABASES=sqlite):
+        [(check_id, msg, hint)] = messages(check_database_is_postgresql)
+    assert check_id == "graph_memory.E031" and "needs PostgreSQL" in msg and "sqlite" in msg
+    assert "django.db.backends.postgresql" in hint
+
+
+@pytest.mark.django_db
+def test_the_vector_extension_missing_is_an_error() -> None:
+    assert messages(check_vector_extension, databases=["default"]) == []
+    with transaction.atomic():
+        # Real DDL, undone with the savepoint: PostgreSQL's DDL is transactional.
+        with connection.cursor() as cursor:
+            cursor.execute("DROP EXTENSION vector CASCADE")
+        [(check_id, msg, hint)] = messages(check_vector_extension, databases=["default"])
+        transaction.set_rollback(True)
+    assert check_id == "graph_memory.E032" and "'vector'" in msg
+    assert "CREATE EXTENSION vector" in hint and "migrate" in hint
+    assert messages(check_vector_extension, databases=["default"]) == []
+
+
+@pytest.mark.parametrize(
+    ("adapter", "said"),
+    [
+        (None, "is not set"),
+        ("tests.no_such_module.Adapter", "cannot be imported"),
+        ("tests.test_checks.NotAnAdapter", "is not a MemoryAdapter subclass"),
+    ],
+)
+def test_an_adapter_that_cannot_be_loaded_is_its_own_error(adapter: str | None, said: str) -> None:
+    with override_settings(GRAPH_MEMORY={"ADAPTER": adapter}):
+        [(check_id, msg, hint)] = messages(check_adapter)
+    assert check_id == "graph_memory.E033" and said in msg
+    assert 'GRAPH_MEMORY["ADAPTER"]' in hint and "MemoryAdapter" in hint
+
+
+def test_guardian_backend_missing_is_an_error_only_when_the_adapter_uses_guardian() -> None:
+    with override_settings(GRAPH_MEMORY={"ADAPTER": REFERENCE_ADAPTER}):
+        assert messages(check_adapter) == []
+        with override_settings(AUTHENTICATION_BACKENDS=[MODEL_BACKEND]):
+            [(check_id, msg, hint)] = messages(check_adapter)
+        with override_settings(AUTHENTICATION_BACKENDS=[MODEL_BACKEND, "tests.test_checks.FirmGuardianBackend"]):
+            assert messages(check_adapter) == []  # a subclass of guardian's backend is guardian's backend
+    assert check_id == "graph_memory.E034" and "AUTHENTICATION_BACKENDS" in msg
+    assert "'guardian.backends.ObjectPermissionBackend'" in hint
+    own = {"ADAPTER": "tests.test_checks.OwnCasesAdapter"}
+    with override_settings(GRAPH_MEMORY=own, AUTHENTICATION_BACKENDS=[MODEL_BACKEND]):
+        assert messages(check_adapter) == []
+
+
+@pytest.mark.django_db
+def test_a_missing_cache_table_is_an_error_when_throttling_needs_it() -> None:
+    assert messages(check_cache_table, databases=["default"]) == []  # the reference project's table exists
+    no_table = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "gm_no_such_table"}}
+    with override_settings(CACHES=no_table):
+        [(check_id, msg, hint)] = messages(check_cache_table, databases=["default"])
+        with override_settings(GRAPH_MEMORY={"THROTTLE_RATE": None}):
+            assert messages(check_cache_table, databases=["default"]) == []  # no throttling, no counts
+    assert check_id == "graph_memory.E035" and "'gm_no_such_table'" in msg
+    assert hint == "Run python manage.py createcachetable."
+    local = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    with override_settings(CACHES=local):
+        assert messages(check_cache_table, databases=["default"]) == []
+
+
+@pytest.mark.parametrize(
+    ("setting", "label", "check_id", "said"),
+    [
+        ("GRAPH_MEMORY_CASE_MODEL", "practice.Matter", "graph_memory.E036", "not installed"),
+        ("GRAPH_MEMORY_CASE_MODEL", "Case", "graph_memory.E036", "not of the form"),
+        ("GRAPH_MEMORY_FIRM_MODEL", "nowhere.Firm", "graph_memory.E037", "not installed"),
+    ],
+)
+def test_a_host_model_that_does_not_exist_is_an_error(setting: str, label: str, check_id: str, said: str) -> None:
+    assert messages(check_host_models) == []
+    with override_settings(**{setting: label}):
+        [(found_id, msg, hint)] = messages(check_host_models)
+    assert found_id == check_id and setting in msg and label in msg and said in msg
+    assert "'app_label.ModelName'" in hint and "INSTALLED_APPS" in hint

@@ -44,7 +44,7 @@ CANARY = "zqdoomedvx"  # in every record of the deleted case, and nowhere else
 
 @pytest.fixture(autouse=True)
 def model_settings(settings: Any, openai_server: OpenAIServer) -> OpenAIServer:
-    settings.GRAPH_MEMORY = {"WRITER": "openai", "EMBEDDER": "openai", "OPENAI_MAX_RETRIES": 0, "OPENAI_TIMEOUT": 10.0}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "openai", "EMBEDDER": "openai", "OPENAI_MAX_RETRIES": 0, "OPENAI_TIMEOUT": 10.0}
     return openai_server
 
 

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True)
 def fault_settings(settings: Any) -> Any:
-    settings.GRAPH_MEMORY = {"WRITER": "openai", "EMBEDDER": "none", "OPENAI_MAX_RETRIES": 0, "OPENAI_TIMEOUT": 10.0}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "openai", "EMBEDDER": "none", "OPENAI_MAX_RETRIES": 0, "OPENAI_TIMEOUT": 10.0}
     return settings
 
 

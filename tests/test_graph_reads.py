@@ -326,18 +326,9 @@ def test_limit_at_the_cap_is_fine_and_unauthenticated_is_401(demo: dict[str, Use
 
 
 def test_endpoints_are_throttled(demo: dict[str, User], api: APIClient, settings: Any) -> None:
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"graph_memory": "2/min"}}
-    from rest_framework.settings import api_settings
-    from rest_framework.throttling import ScopedRateThrottle
-
-    # DRF reads the rates once at import; point the throttle at the overridden ones for this test.
-    original = ScopedRateThrottle.THROTTLE_RATES
-    ScopedRateThrottle.THROTTLE_RATES = api_settings.user_settings["DEFAULT_THROTTLE_RATES"]
-    try:
-        api.force_authenticate(demo["carol"])
-        codes = [api.get("/api/memory/conflicts/", {"name": "Meridian"}).status_code for _ in range(3)]
-    finally:
-        ScopedRateThrottle.THROTTLE_RATES = original
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "THROTTLE_RATE": "2/min"}
+    api.force_authenticate(demo["carol"])
+    codes = [api.get("/api/memory/conflicts/", {"name": "Meridian"}).status_code for _ in range(3)]
     assert codes == [200, 200, 429]
 
 

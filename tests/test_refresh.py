@@ -25,7 +25,7 @@ CHAT = "/v1/chat/completions"
 @pytest.fixture(autouse=True)
 def refresh_settings(settings):
     # No local embedding model (slow to load) and no client retries (slow backoff) in these tests.
-    settings.GRAPH_MEMORY = {"EMBEDDER": "none", "OPENAI_MAX_RETRIES": 0, "OPENAI_TIMEOUT": 10.0}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "OPENAI_MAX_RETRIES": 0, "OPENAI_TIMEOUT": 10.0}
     return settings
 
 

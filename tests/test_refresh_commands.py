@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def refresh_settings(settings):
-    settings.GRAPH_MEMORY = {"EMBEDDER": "none", "NIGHTLY_CRONTAB": "30 1 * * *"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "NIGHTLY_CRONTAB": "30 1 * * *"}
     return settings
 
 

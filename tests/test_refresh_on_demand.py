@@ -20,7 +20,7 @@ CHAT = "/v1/chat/completions"
 
 @pytest.fixture(autouse=True)
 def refresh_settings(settings):
-    settings.GRAPH_MEMORY = {"EMBEDDER": "none", "OPENAI_MAX_RETRIES": 0, "OPENAI_TIMEOUT": 10.0}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "OPENAI_MAX_RETRIES": 0, "OPENAI_TIMEOUT": 10.0}
 
 
 class HeldLock:
@@ -91,7 +91,7 @@ def test_a_slow_model_is_cut_off_at_the_timeout(openai_server) -> None:
 def test_no_configured_writer_means_no_summary_yet(monkeypatch, settings) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    settings.GRAPH_MEMORY = {"EMBEDDER": "none", "WRITER": "openai"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "WRITER": "openai"}
     assert ensure_summary(case_id=CaseFactory().pk) is None
 
 

@@ -64,7 +64,7 @@ def forget_connections() -> None:
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
 def test_the_nightly_task_runs_end_to_end_on_a_worker(demo_firm, redis_worker, settings) -> None:
-    settings.GRAPH_MEMORY = {"EMBEDDER": "none", "WRITER": "extractive"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "WRITER": "extractive"}
     stale = CaseSummary.objects.filter(firm=demo_firm, stale=True).count()
     assert stale >= 1  # importing the firm flagged its cases
 

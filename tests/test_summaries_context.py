@@ -116,6 +116,7 @@ def test_caps_hold_on_a_case_with_500_documents(django_assert_num_queries, setti
     assert context.get("case:header").text.endswith("…")
 
     settings.GRAPH_MEMORY = {
+        **settings.GRAPH_MEMORY,
         "CONTEXT_MAX_CHARS": 40_000, "CONTEXT_ITEM_MAX_CHARS": 300, "CONTEXT_MAX_NOTES": 3, "CONTEXT_MAX_DOCUMENTS": 20,
     }  # fmt: skip
     with django_assert_num_queries(CONTEXT_QUERIES):
@@ -242,16 +243,16 @@ def test_get_writer_honours_the_setting(settings, monkeypatch) -> None:
     assert isinstance(get_writer(), ExtractiveWriter)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     assert isinstance(get_writer(), OpenAIWriter)
-    settings.GRAPH_MEMORY = {"WRITER": "extractive"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "extractive"}
     assert isinstance(get_writer(), ExtractiveWriter)
-    settings.GRAPH_MEMORY = {"WRITER": "openai", "OPENAI_MODEL": "some-model"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "openai", "OPENAI_MODEL": "some-model"}
     assert get_writer().model == "some-model"
 
 
 def test_an_unconfigured_writer_fails_cleanly(demo_firm: Firm, settings, monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    settings.GRAPH_MEMORY = {"WRITER": "openai"}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "openai"}
     case = demo_case(demo_firm, "2026-047")
     with pytest.raises(SummaryFailed, match="writer not configured"):
         summarize_case(case_id=case.pk)

@@ -225,7 +225,7 @@ def test_malformed_json_keeps_the_previous_summary(openai_server: OpenAIServer, 
 
 def test_http_500_is_retried_within_bounds_then_fails(openai_server: OpenAIServer, case: Case, settings) -> None:
     previous = seed_previous(openai_server, case)
-    settings.GRAPH_MEMORY = {"OPENAI_MAX_RETRIES": 1}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "OPENAI_MAX_RETRIES": 1}
     openai_server.add_chat(Reply.error(500), Reply.error(500), Reply.json(GOOD))
     with pytest.raises(SummaryFailed, match="HTTP 500"):
         summarize_case(case_id=case.pk)
@@ -236,7 +236,7 @@ def test_http_500_is_retried_within_bounds_then_fails(openai_server: OpenAIServe
 
 def test_timeout_fails_fast(openai_server: OpenAIServer, case: Case, settings) -> None:
     previous = seed_previous(openai_server, case)
-    settings.GRAPH_MEMORY = {"OPENAI_TIMEOUT": 0.4, "OPENAI_MAX_RETRIES": 0}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "OPENAI_TIMEOUT": 0.4, "OPENAI_MAX_RETRIES": 0}
     openai_server.add_chat(Reply.slow(5, Reply.json(GOOD)))
     with pytest.raises(SummaryFailed, match="timeout"):
         summarize_case(case_id=case.pk)

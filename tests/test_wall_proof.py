@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.db import transaction
 from django.test import override_settings
 from hypothesis import HealthCheck, Phase, given, seed
@@ -261,7 +262,9 @@ def _check_map(oracle: Oracle) -> dict[NodeKey, str]:
 
 def check_world(spec: WorldSpec) -> None:
     embedder = "openai" if spec.hybrid else "none"
-    with override_settings(GRAPH_MEMORY={"EMBEDDER": embedder, "WRITER": "extractive", "OPENAI_MAX_RETRIES": 0}):
+    with override_settings(
+        GRAPH_MEMORY={**django_settings.GRAPH_MEMORY, "EMBEDDER": embedder, "WRITER": "extractive", "OPENAI_MAX_RETRIES": 0}
+    ):
         _check_world(spec)
 
 

@@ -1,24 +1,36 @@
-"""Per-user throttling of the assistant's endpoints."""
+"""Per-user throttling of the assistant's endpoints, at the rate GRAPH_MEMORY["THROTTLE_RATE"]."""
 
 from __future__ import annotations
 
-from rest_framework.settings import api_settings
-from rest_framework.throttling import ScopedRateThrottle
+from typing import Any
+
+from rest_framework.request import Request
+from rest_framework.throttling import SimpleRateThrottle
+
+from graph_memory import conf
 
 SCOPE = "graph_memory"
 
 
-class MemoryRateThrottle(ScopedRateThrottle):
-    """DRF's ScopedRateThrottle (per signed-in user, counts in the default cache), reading its rate per request.
+class MemoryRateThrottle(SimpleRateThrottle):
+    """One count per signed-in user across every endpoint, kept in the default cache.
 
-    DRF copies `DEFAULT_THROTTLE_RATES` onto the class when it is first
-    imported, so a rate changed later (a test's settings override, a host's
-    settings loaded after DRF) would be ignored; `api_settings` is reloaded on
-    every settings change, so reading through it keeps the two in step. The
-    counts live in the default cache because every worker process must agree
-    on them (the reference settings use the database cache for that).
+    The rate is the app's own setting, read when each request builds its
+    throttle, not the host's REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] (which
+    DRF copies onto its throttle classes once, at import). The counts live in
+    the default cache because every worker process must agree on them (the
+    reference settings use the database cache for that; a system check makes
+    sure its table exists). A rate of None turns throttling off.
     """
 
-    @property  # type: ignore[override]
-    def THROTTLE_RATES(self) -> dict[str, str | None]:
-        return api_settings.DEFAULT_THROTTLE_RATES
+    scope = SCOPE
+
+    def get_rate(self) -> str | None:
+        return conf.get("THROTTLE_RATE")
+
+    def get_cache_key(self, request: Request, view: Any) -> str:
+        # Authentication and permission run first, so a caller reaching here is
+        # signed in; the address is only a fallback for a view that allows anyone.
+        user = request.user
+        ident = user.pk if user is not None and user.is_authenticated else self.get_ident(request)
+        return self.cache_format % {"scope": self.scope, "ident": ident}

@@ -10,15 +10,19 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.views import SpectacularAPIView
 from rest_framework import serializers
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from graph_memory import access, conf, services
 from graph_memory.api import tools
+from graph_memory.api.errors import exception_handler
 from graph_memory.api.serializers import (
     ErrorOutputSerializer,
     LimitInputSerializer,
@@ -26,7 +30,7 @@ from graph_memory.api.serializers import (
     kind_field,
     text_field,
 )
-from graph_memory.api.throttling import SCOPE, MemoryRateThrottle
+from graph_memory.api.throttling import MemoryRateThrottle
 from graph_memory.names import lookup_key
 
 ORIENTATION = (
@@ -36,18 +40,34 @@ ORIENTATION = (
 ERRORS = {400: ErrorOutputSerializer, 401: ErrorOutputSerializer, 404: ErrorOutputSerializer, 429: ErrorOutputSerializer}
 
 
-class MemoryApi(APIView):
-    """Base of the assistant's endpoints: one throttle scope, and the notice on every answer.
+class MemoryWiring:
+    """Sign-in, negotiation and the one error shape, set on the view rather than left to the host's REST_FRAMEWORK.
 
-    Authentication and permission are set here rather than left to the host's
-    DRF defaults, so a host cannot open the memory to anonymous callers by
-    accident. Token first: its WWW-Authenticate header makes DRF answer 401.
+    A host whose defaults are AllowAny, another exception handler or no
+    authentication at all must neither open the memory to anonymous callers
+    nor turn a hidden id into anything but the one 404. Token first: its
+    WWW-Authenticate header makes DRF answer 401, not 403.
     """
 
     authentication_classes = [TokenAuthentication, SessionAuthentication]
     permission_classes = [IsAuthenticated]
+    content_negotiation_class = DefaultContentNegotiation
+    versioning_class = None  # a host's versioning would demand a version these routes do not have
+
+    def get_exception_handler(self) -> Any:
+        return exception_handler
+
+
+class MemoryApi(MemoryWiring, APIView):
+    """Base of the assistant's endpoints: JSON, one per-user throttle, and the notice on every answer.
+
+    With MemoryWiring, every policy DRF would otherwise take from the host's
+    defaults is set here (tests/test_api_host_defaults.py tries hostile ones);
+    parsers and metadata do not apply, as no endpoint reads a body or answers OPTIONS.
+    """
+
+    renderer_classes = [JSONRenderer]
     throttle_classes = [MemoryRateThrottle]
-    throttle_scope = SCOPE
     # Every endpoint is a read; OPTIONS would answer DRF's metadata without the notice.
     http_method_names = ["get", "head"]
 
@@ -306,3 +326,11 @@ class UnknownPathApi(MemoryApi):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         raise access.NotFound
+
+
+@extend_schema(exclude=True)
+class MemorySchemaApi(MemoryWiring, SpectacularAPIView):
+    """The OpenAPI schema, for a host that serves it (config/urls.py does): behind the same sign-in, its 401 in the shape.
+
+    drf-spectacular's own renderers (YAML by default, JSON on request) stay.
+    """

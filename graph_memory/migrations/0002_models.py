@@ -5,6 +5,7 @@ import django.contrib.postgres.search
 import django.db.models.deletion
 import pgvector.django.indexes
 import pgvector.django.vector
+from graph_memory import conf
 from django.db import migrations, models
 
 
@@ -13,9 +14,9 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('accounts', '0001_initial'),
+        migrations.swappable_dependency(conf.firm_model_label()),
         ('graph_memory', '0001_pgvector'),
-        ('practice', '0002_same_firm_constraints'),
+        migrations.swappable_dependency(conf.case_model_label()),
     ]
 
     operations = [
@@ -27,7 +28,7 @@ class Migration(migrations.Migration):
                 ('ref_id', models.BigIntegerField(help_text='Primary key of the host record this node stands for.')),
                 ('label', models.CharField(max_length=300)),
                 ('name_key', models.CharField(help_text='Normalised name used by lookup and conflict checks.', max_length=300)),
-                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.firm')),
+                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=conf.firm_model_label())),
             ],
             options={
                 'ordering': ['kind', 'label', 'id'],
@@ -38,8 +39,8 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.UUIDField(editable=False, primary_key=True, serialize=False)),
                 ('kind', models.CharField(choices=[('works_on', 'works on'), ('for_client', 'is for client'), ('against', 'is against')], max_length=16)),
-                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='practice.case')),
-                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.firm')),
+                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=conf.case_model_label())),
+                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=conf.firm_model_label())),
                 ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='out_edges', to='graph_memory.node')),
                 ('target', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='in_edges', to='graph_memory.node')),
             ],
@@ -62,7 +63,7 @@ class Migration(migrations.Migration):
                 ('embedded', models.PositiveIntegerField(default=0)),
                 ('tokens_used', models.PositiveIntegerField(default=0)),
                 ('error', models.CharField(blank=True, max_length=500)),
-                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.firm')),
+                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=conf.firm_model_label())),
             ],
             options={
                 'ordering': ['-started_at', '-id'],
@@ -83,8 +84,8 @@ class Migration(migrations.Migration):
                 ('verification', models.JSONField(default=dict)),
                 ('generation', models.PositiveBigIntegerField(default=0)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='practice.case')),
-                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.firm')),
+                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=conf.case_model_label())),
+                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=conf.firm_model_label())),
             ],
             options={
                 'ordering': ['-created_at', '-id'],
@@ -103,8 +104,8 @@ class Migration(migrations.Migration):
                 ('outcome', models.CharField(choices=[('ok', 'OK'), ('rejected', 'Rejected by verification'), ('error', 'Error')], max_length=16)),
                 ('error', models.CharField(blank=True, max_length=500)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('case', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='practice.case')),
-                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.firm')),
+                ('case', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=conf.case_model_label())),
+                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=conf.firm_model_label())),
             ],
             options={
                 'verbose_name': 'AI call',
@@ -137,8 +138,8 @@ class Migration(migrations.Migration):
                 ('embedding', pgvector.django.vector.VectorField(blank=True, dimensions=384, null=True)),
                 ('embedding_model', models.CharField(blank=True, max_length=200)),
                 ('search_vector', django.contrib.postgres.search.SearchVectorField(editable=False, null=True)),
-                ('case', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='memory_summary', to='practice.case')),
-                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.firm')),
+                ('case', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='memory_summary', to=conf.case_model_label())),
+                ('firm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=conf.firm_model_label())),
             ],
             options={
                 'verbose_name_plural': 'case summaries',

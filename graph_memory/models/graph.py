@@ -22,7 +22,7 @@ class Node(models.Model):
 
     id = models.UUIDField(primary_key=True, editable=False)
     # No index of its own: every index below starts with the firm.
-    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+", db_index=False)
+    firm = models.ForeignKey(conf.firm_model_label(), on_delete=models.CASCADE, related_name="+", db_index=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     ref_id = models.BigIntegerField(help_text="Primary key of the host record this node stands for.")
     label = models.CharField(max_length=300)
@@ -57,9 +57,9 @@ class Edge(models.Model):
     # Django still cascades all four on delete. case, source and target need no
     # index of their own: the composite indexes below lead with them.
     firm = models.ForeignKey(
-        conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+", db_constraint=False
+        conf.firm_model_label(), on_delete=models.CASCADE, related_name="+", db_constraint=False
     )
-    case = models.ForeignKey(conf.DEFAULTS["CASE_MODEL"], on_delete=models.CASCADE, related_name="+", db_index=False)
+    case = models.ForeignKey(conf.case_model_label(), on_delete=models.CASCADE, related_name="+", db_index=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     source = models.ForeignKey(
         Node, on_delete=models.CASCADE, related_name="out_edges", db_index=False, db_constraint=False

@@ -13,7 +13,7 @@ class RefreshRun(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+")
+    firm = models.ForeignKey(conf.firm_model_label(), on_delete=models.CASCADE, related_name="+")
     trigger = models.CharField(max_length=16, default="nightly", help_text="nightly, command or admin")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     started_at = models.DateTimeField(auto_now_add=True)

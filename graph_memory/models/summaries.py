@@ -17,8 +17,8 @@ class CaseSummary(models.Model):
     is written; `text == ""` means "never summarised".
     """
 
-    case = models.OneToOneField(conf.DEFAULTS["CASE_MODEL"], on_delete=models.CASCADE, related_name="memory_summary")
-    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+")
+    case = models.OneToOneField(conf.case_model_label(), on_delete=models.CASCADE, related_name="memory_summary")
+    firm = models.ForeignKey(conf.firm_model_label(), on_delete=models.CASCADE, related_name="+")
 
     # The summary itself (the latest version that passed verification).
     text = models.TextField(blank=True)
@@ -74,8 +74,8 @@ class CaseSummary(models.Model):
 class SummaryVersion(models.Model):
     """Append-only history: every summary that was saved, as it was saved."""
 
-    case = models.ForeignKey(conf.DEFAULTS["CASE_MODEL"], on_delete=models.CASCADE, related_name="+")
-    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+")
+    case = models.ForeignKey(conf.case_model_label(), on_delete=models.CASCADE, related_name="+")
+    firm = models.ForeignKey(conf.firm_model_label(), on_delete=models.CASCADE, related_name="+")
     text = models.TextField()
     content = models.JSONField(default=dict)
     writer = models.CharField(max_length=32)
@@ -108,8 +108,8 @@ class AICall(models.Model):
         REJECTED = "rejected", "Rejected by verification"
         ERROR = "error", "Error"
 
-    firm = models.ForeignKey(conf.DEFAULTS["FIRM_MODEL"], on_delete=models.CASCADE, related_name="+")
-    case = models.ForeignKey(conf.DEFAULTS["CASE_MODEL"], null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    firm = models.ForeignKey(conf.firm_model_label(), on_delete=models.CASCADE, related_name="+")
+    case = models.ForeignKey(conf.case_model_label(), null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     writer = models.CharField(max_length=32)
     model = models.CharField(max_length=200, blank=True)

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import NOT_PROVIDED, QuerySet
 
-from graph_memory import source
+from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary
 
 
@@ -25,10 +25,10 @@ def _insert_columns() -> tuple[list[str], list[str], list[Any]]:
     Built once from the model so that a field added later gets its Python
     default (Django defaults are not database defaults).
     """
-    case_table = source.Case._meta
+    case_table = case_model()._meta
     computed = {
         "case": f"c.{case_table.pk.column}",
-        "firm": f"c.{case_table.get_field('firm').column}",
+        "firm": f"c.{case_table.get_field(get_adapter().case_firm_field).column}",
         "stale": "TRUE",
         "stale_since": "now()",
         "generation": "1",
@@ -61,7 +61,7 @@ def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
     firm taken from the case). Ids of cases that do not exist are ignored.
     Returns the number of summary rows inserted or updated.
     """
-    case_meta = source.Case._meta
+    case_meta = case_model()._meta
     pk_column = f"c.{case_meta.pk.column}"
     if isinstance(case_ids, QuerySet):
         subquery, where_params = case_ids.values("pk").query.sql_with_params()

@@ -42,6 +42,7 @@ from django.db.models import F, Q, QuerySet, Sum, Value, When
 from django.utils import timezone
 
 from graph_memory import conf
+from graph_memory.adapter import firm_model
 from graph_memory.models import AICall, CaseSummary, RefreshRun
 from graph_memory.refresh.locks import case_lock
 
@@ -280,12 +281,10 @@ def refresh_firm(
 def refresh_all_firms() -> list[int]:
     """Enqueue one refresh task per firm (a Celery group, firm ids only), on commit; returns the ids."""
     from celery import group
-    from django.apps import apps
 
     from graph_memory.tasks import refresh_firm_task
 
-    firm_model = apps.get_model(conf.get("FIRM_MODEL"))
-    firm_ids = list(firm_model.objects.order_by("pk").values_list("pk", flat=True))
+    firm_ids = list(firm_model().objects.order_by("pk").values_list("pk", flat=True))
     if firm_ids:
         job = group(refresh_firm_task.s(firm_id) for firm_id in firm_ids)
         # Each firm is its own task: one firm's bad night (or crash) cannot touch another's.

@@ -2,13 +2,14 @@
 
 A writer turns a context slice into content shaped like
 `rulebook.OUTPUT_SCHEMA`. It never saves anything and never verifies: the
-service does both. A writer that calls a model reports every call it made
-(`ModelCall`), on success in `WriterResult.calls` and on failure in
-`WriterError.calls`, so that each one is logged.
+service does both. A writer that calls a model reports every HTTP attempt it
+made (`ModelCall`), on success in `WriterResult.calls` and on failure in
+`WriterError.calls`, so that each one is logged and paid for.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,16 +18,33 @@ import jsonschema
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.context import ContextSlice
 
+# Rough sizes for budgeting output tokens: English prose runs about four
+# characters a token; a source id ("document:spa-v3#p2") about ten tokens.
+CHARS_PER_TOKEN = 4
+ID_TOKENS = 10
+# Keys, quotes, commas and brackets around each value.
+PUNCTUATION_TOKENS = 4
+
 
 @dataclass(frozen=True)
 class ModelCall:
-    """One request to a model: counts only, never text."""
+    """One HTTP request to a model: counts and short reasons only, never case text.
+
+    `mode` is the response format asked for ("json_schema", "json_object+schema"
+    or "json_object"); `server_error` is the server's own explanation of a
+    failure, bounded and scrubbed of anything from the prompt; `estimated`
+    marks token counts the writer estimated because the server reported none
+    (a timeout, an answer without usage).
+    """
 
     model: str
     tokens_in: int = 0
     tokens_out: int = 0
     latency_ms: int = 0
     error: str = ""
+    mode: str = ""
+    server_error: str = ""
+    estimated: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,6 +63,11 @@ class WriterError(Exception):
         self.reason = reason
         self.calls = calls
 
+    @property
+    def server_error(self) -> str:
+        """The server's explanation of the last failed call, if it gave one."""
+        return next((c.server_error for c in reversed(self.calls) if c.server_error), "")
+
 
 class Writer(Protocol):
     name: str
@@ -53,13 +76,42 @@ class Writer(Protocol):
     def write(self, context: ContextSlice) -> WriterResult: ...
 
 
-_VALIDATOR = jsonschema.Draft202012Validator(rulebook.OUTPUT_SCHEMA)
-
-
 def validate_content(content: Any) -> str | None:
     """None when `content` matches the output schema, else where it does not (never the value)."""
-    error = next(iter(sorted(_VALIDATOR.iter_errors(content), key=lambda e: list(e.absolute_path))), None)
+    # Built on each call from the schema as it is now (it is small, and the rulebook may change it).
+    validator = jsonschema.Draft202012Validator(rulebook.OUTPUT_SCHEMA)
+    error = next(iter(sorted(validator.iter_errors(content), key=lambda e: list(e.absolute_path))), None)
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "top level"
     return f"output does not match the schema at {where} ({error.validator})"
+
+
+def max_output_tokens(schema: dict[str, Any] | None = None) -> int:
+    """The most tokens a complete answer shaped like `schema` (default `rulebook.OUTPUT_SCHEMA`) can need.
+
+    Every array full to its `maxItems`, every string at its `maxLength` or,
+    without one, a statement-length string (`rulebook.MAX_STATEMENT_CHARS`)
+    under a key and an id-length one as an array item. An answer longer than
+    this cannot be valid, so it is where a runaway generation is cut.
+    """
+    return max(1, math.ceil(_tokens(rulebook.OUTPUT_SCHEMA if schema is None else schema, keyed=False)))
+
+
+def _tokens(node: dict[str, Any], *, keyed: bool) -> float:
+    kind = node.get("type")
+    if kind == "object":
+        properties = node.get("properties") or {}
+        return PUNCTUATION_TOKENS + sum(
+            len(key) / CHARS_PER_TOKEN + PUNCTUATION_TOKENS + _tokens(value, keyed=True)
+            for key, value in properties.items()
+        )
+    if kind == "array":
+        items = node.get("items") or {}
+        count = int(node.get("maxItems", rulebook.MAX_STATEMENTS_PER_SECTION))
+        return PUNCTUATION_TOKENS + count * (PUNCTUATION_TOKENS + _tokens(items, keyed=False))
+    if kind == "string":
+        if "maxLength" in node:
+            return int(node["maxLength"]) / CHARS_PER_TOKEN
+        return rulebook.MAX_STATEMENT_CHARS / CHARS_PER_TOKEN if keyed else ID_TOKENS
+    return PUNCTUATION_TOKENS

@@ -1,7 +1,7 @@
 """The context slice: the bounded, recent part of ONE case's records a summary is written from.
 
-Everything here is read through `graph_memory.source` and filtered by the one
-case id, so nothing from another case can enter a slice. Each item has a
+Everything here is read through the host's adapter, by the one case id, so
+nothing from another case can enter a slice. Each item has a
 stable source id, every item's text is capped, the number of items of each
 kind is capped, and so is the rendered total. Seven queries, whatever the
 size of the case. The same records always give the same slice.
@@ -22,14 +22,8 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection
-from django.db.models import Case as SqlCase
-from django.db.models import F, Value, When
-from django.db.models.expressions import RawSQL
-from django.db.models.fields import DateField
-from django.db.models.functions import Left
-
-from graph_memory import conf, source
+from graph_memory import conf
+from graph_memory.adapter import RECORD_KINDS, SliceLimits, get_adapter
 from graph_memory.summaries.verify import CURRENCY_CODES, CURRENCY_SYMBOLS, MONTHS
 
 # An item cut by the total cap is kept only if this much of it still fits.
@@ -148,149 +142,62 @@ def _item(source_id: str, kind: str, label: str, body: str, limit: int, fields: 
 def build_context(*, case_id: int) -> ContextSlice:
     """The slice of case `case_id`'s own records a summary may be written from.
 
-    Raises `CaseNotFound` when there is no such case. Reads no other case,
-    never reasons about viewers (the writing side never does).
+    Raises `CaseNotFound` when there is no such case. Reads no other case
+    (the adapter reads by this one id), never reasons about viewers (the
+    writing side never does).
     """
     item_max = conf.get("CONTEXT_ITEM_MAX_CHARS")
     total_max = conf.get("CONTEXT_MAX_CHARS")
-    Case, Document = source.Case, source.Document
-
-    header = (
-        Case.objects.filter(pk=case_id)
-        .values("pk", "firm_id", "key", "title", "status", "opened", "client__key", "client__name")
-        .annotate(description_head=Left("description", item_max + 1))
-        .first()
+    adapter = get_adapter()
+    limits = SliceLimits(
+        per_kind={kind: conf.get(f"CONTEXT_MAX_{kind.upper()}S") for kind in RECORD_KINDS},
+        counterparties=conf.get("CONTEXT_MAX_COUNTERPARTIES"),
+        # One more than an item may hold, so that clip() knows a text was cut.
+        text_chars=item_max + 1,
+        pages_per_document=conf.get("CONTEXT_MAX_PAGES_PER_DOCUMENT"),
     )
+    header = adapter.case_header(case_id=case_id, limits=limits)
     if header is None:
         raise CaseNotFound(case_id)
-    counterparties = list(
-        source.CaseCounterparty.objects.filter(case_id=case_id)
-        .order_by("counterparty__name", "counterparty__key")
-        .values_list("counterparty__key", "counterparty__name")[: conf.get("CONTEXT_MAX_COUNTERPARTIES")]
-    )
-    deadlines = list(
-        source.Deadline.objects.filter(case_id=case_id)
-        # Open deadlines first, soonest first; then done ones, most recent first.
-        .order_by(
-            "done",
-            SqlCase(When(done=False, then=F("due")), default=Value(None), output_field=DateField()).asc(),
-            F("due").desc(),
-            "key",
-        )
-        .values("key", "title", "due", "done")[: conf.get("CONTEXT_MAX_DEADLINES")]
-    )
-    invoices = list(
-        source.Invoice.objects.filter(case_id=case_id)
-        .order_by("-issued", "-id")
-        .values("key", "number", "issued", "amount", "currency", "status")[: conf.get("CONTEXT_MAX_INVOICES")]
-    )
-    notes = list(
-        source.Note.objects.filter(case_id=case_id)
-        .order_by("-created", "-id")
-        .annotate(text_head=Left("text", item_max + 1))
-        .values("key", "created", "text_head")[: conf.get("CONTEXT_MAX_NOTES")]
-    )
-    drafts = list(
-        source.Draft.objects.filter(case_id=case_id)
-        .order_by("-created", "-id")
-        .annotate(text_head=Left("text", item_max + 1))
-        .values("key", "title", "created", "text_head")[: conf.get("CONTEXT_MAX_DRAFTS")]
-    )
-    # Only the first pages of each document, each cut in SQL, so a 500-page
-    # scan costs no more to read than a one-page letter.
-    pages_sql = (
-        f"ARRAY(SELECT left(p, %s) FROM unnest({connection.ops.quote_name(Document._meta.db_table)}.pages[1:%s]) "
-        "WITH ORDINALITY AS u(p, n) ORDER BY n)"
-    )
-    documents = list(
-        Document.objects.filter(case_id=case_id, status=Document.Status.PROCESSED)
-        .order_by("-created", "-id")
-        .annotate(first_pages=RawSQL(pages_sql, (item_max + 1, conf.get("CONTEXT_MAX_PAGES_PER_DOCUMENT"))))
-        .values("key", "title", "created", "first_pages")[: conf.get("CONTEXT_MAX_DOCUMENTS")]
-    )
+    records = adapter.case_records(case_id=case_id, limits=limits)
 
-    status_labels = dict(Case.Status.choices)
-    invoice_labels = dict(source.Invoice.Status.choices)
     # (source id, kind, label, the record's own text, its fields)
     candidates: list[tuple[str, str, str, str, dict[str, Any]]] = [
         (
             "case:header",
             "header",
-            f"Case {header['key']}: {header['title']}. Status: {status_labels.get(header['status'], header['status'])}."
-            f" Opened: {_day(header['opened'])}. ",
-            header["description_head"],
-            {
-                "reference": header["key"],
-                "title": header["title"],
-                "status": status_labels.get(header["status"], header["status"]),
-                "opened": header["opened"],
-            },
-        ),
-        (
-            f"client:{header['client__key']}",
-            "client",
-            "Client: ",
-            header["client__name"],
-            {"name": header["client__name"], "role": "client"},
+            f"Case {header.reference}: {header.title}. Status: {header.status}."
+            + (f" Opened: {_day(header.opened)}. " if header.opened else " "),
+            header.description,
+            {"reference": header.reference, "title": header.title, "status": header.status, "opened": header.opened},
         ),
     ]
+    parties = ([header.client] if header.client else []) + list(header.counterparties)
     candidates += [
-        (f"counterparty:{key}", "counterparty", "Counterparty: ", name, {"name": name, "role": "counterparty"})
-        for key, name in counterparties
+        (f"{p.role}:{p.key}", p.role, f"{p.role.capitalize()}: ", p.name, {"name": p.name, "role": p.role})
+        for p in parties
     ]
-    candidates += [
-        (
-            f"deadline:{d['key']}",
-            "deadline",
-            "",
-            f"Deadline “{d['title']}”: due {_day(d['due'])}, {'done' if d['done'] else 'open'}.",
-            {"title": d["title"], "due": d["due"], "done": d["done"]},
-        )
-        for d in deadlines
-    ]
-    candidates += [
-        (
-            f"invoice:{i['key']}",
-            "invoice",
-            "",
-            f"Invoice {i['number']} issued {_day(i['issued'])}: {i['currency']} {_amount(i['amount'])},"
-            f" {invoice_labels.get(i['status'], i['status']).lower()}.",
-            {
-                "number": i["number"],
-                "issued": i["issued"],
-                "amount": i["amount"],
-                "currency": i["currency"],
-                "status": invoice_labels.get(i["status"], i["status"]).lower(),
-            },
-        )
-        for i in invoices
-    ]
-    candidates += [
-        (
-            f"note:{n['key']}",
-            "note",
-            f"Working note ({_day(n['created'])}): ",
-            n["text_head"],
-            {"title": "", "date": n["created"]},
-        )
-        for n in notes
-    ]
-    candidates += [
-        (
-            f"draft:{d['key']}",
-            "draft",
-            f"Draft “{d['title']}” ({_day(d['created'])}): ",
-            d["text_head"],
-            {"title": d["title"], "date": d["created"]},
-        )
-        for d in drafts
-    ]
-    for doc in documents:
-        for number, page in enumerate(doc["first_pages"] or [], start=1):
+    for d in records.get("deadline", []):
+        done = bool(d.fields["done"])
+        body = f"Deadline “{d.fields['title']}”: due {_day(d.fields['due'])}, {'done' if done else 'open'}."
+        candidates.append((f"deadline:{d.key}", "deadline", "", body, dict(d.fields)))
+    for i in records.get("invoice", []):
+        f = i.fields
+        body = f"Invoice {f['number']} issued {_day(f['issued'])}: {f['currency']} {_amount(f['amount'])}, {f['status']}."
+        candidates.append((f"invoice:{i.key}", "invoice", "", body, dict(f)))
+    for n in records.get("note", []):
+        label = f"Working note{f' “{n.title}”' if n.title else ''} ({_day(n.date)}): " if n.date else "Working note: "
+        candidates.append((f"note:{n.key}", "note", label, n.text, {"title": n.title, "date": n.date}))
+    for d in records.get("draft", []):
+        label = f"Draft “{d.title}” ({_day(d.date)}): " if d.date else f"Draft “{d.title}”: "
+        candidates.append((f"draft:{d.key}", "draft", label, d.text, {"title": d.title, "date": d.date}))
+    for doc in records.get("document", []):
+        for number, page in enumerate(doc.pages, start=1):
             if page and page.strip():
-                label = f"Document “{doc['title']}” ({_day(doc['created'])}), page {number}: "
-                fields = {"title": doc["title"], "date": doc["created"], "page": number}
-                candidates.append((f"document:{doc['key']}#p{number}", "document", label, page, fields))
+                when = f" ({_day(doc.date)})" if doc.date else ""
+                label = f"Document “{doc.title}”{when}, page {number}: "
+                fields = {"title": doc.title, "date": doc.date, "page": number}
+                candidates.append((f"document:{doc.key}#p{number}", "document", label, page, fields))
 
     items: list[ContextItem] = []
     used = 0
@@ -310,13 +217,13 @@ def build_context(*, case_id: int) -> ContextSlice:
         omitted = 0
 
     return ContextSlice(
-        case_id=header["pk"],
-        firm_id=header["firm_id"],
-        case_key=header["key"],
-        title=header["title"],
-        description=clip(header["description_head"], item_max),
-        client_name=header["client__name"],
-        counterparty_names=tuple(name for _, name in counterparties),
+        case_id=header.case_id,
+        firm_id=header.firm_id,
+        case_key=header.reference,
+        title=header.title,
+        description=clip(header.description, item_max),
+        client_name=header.client.name if header.client else "",
+        counterparty_names=tuple(p.name for p in header.counterparties),
         items=tuple(items),
         omitted=omitted,
     )

@@ -16,7 +16,8 @@ from django.db.models import Case as SqlCase
 from django.db.models import F, TextField, Value, When
 from django.utils import timezone
 
-from graph_memory import conf, events, source
+from graph_memory import conf, events
+from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import AICall, CaseSummary, SummaryVersion
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.context import CaseNotFound, ContextSlice, build_context
@@ -122,7 +123,8 @@ def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary
 
 
 def _case_firm_id(case_id: int) -> int:
-    firm_id = source.Case.objects.filter(pk=case_id).values_list("firm_id", flat=True).first()
+    firm_column = f"{get_adapter().case_firm_field}_id"
+    firm_id = case_model().objects.filter(pk=case_id).values_list(firm_column, flat=True).first()
     if firm_id is None:
         raise SummaryFailed("case not found")
     return firm_id

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from graph_memory import conf
+from graph_memory.adapter import firm_model, get_adapter
 from graph_memory.models import RefreshRun
 from graph_memory.refresh import due_summaries, refresh_firm
 
@@ -27,9 +27,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, firm: str | None = None, limit: int | None = None, **options: Any) -> None:
         if limit is not None and limit < 1:
             raise CommandError("--limit must be a positive integer")
-        firms = apps.get_model(conf.get("FIRM_MODEL")).objects.order_by("slug")
+        adapter = get_adapter()
+        firms = firm_model().objects.order_by(adapter.firm_slug_field)
         if firm is not None:
-            firms = firms.filter(slug=firm)
+            firms = firms.filter(**{adapter.firm_slug_field: firm})
             if not firms.exists():
                 raise CommandError(f"no firm with slug {firm!r}")
         cap = int(conf.get("NIGHTLY_BATCH_SIZE") if limit is None else limit)
@@ -37,9 +38,10 @@ class Command(BaseCommand):
         for each in firms:
             total = min(cap, due_summaries(firm_id=each.pk).count())
             # tqdm redraws with "\r": it needs the raw stream, not the newline-adding wrapper.
-            with tqdm(total=total, desc=each.slug, unit="case", file=self.stderr._out, disable=total == 0) as bar:
+            slug = adapter.firm_slug(each)
+            with tqdm(total=total, desc=slug, unit="case", file=self.stderr._out, disable=total == 0) as bar:
                 run = refresh_firm(firm_id=each.pk, limit=limit, trigger="command", progress=lambda _run: bar.update())
-            self._print_run(each.slug, run)
+            self._print_run(slug, run)
             failed = failed or run.status != RefreshRun.Status.DONE
         if failed:
             raise CommandError("at least one firm's refresh failed (see the error above)")

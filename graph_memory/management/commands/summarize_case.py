@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from graph_memory import conf, source
+from graph_memory import conf
+from graph_memory.adapter import get_adapter
 from graph_memory.summaries.service import SummaryFailed, summarize_case
 
 
@@ -17,11 +17,11 @@ class Command(BaseCommand):
         parser.add_argument("case_key", help="the case number, e.g. 2026-014")
 
     def handle(self, *args: Any, firm: str, case_key: str, **options: Any) -> None:
-        Firm = apps.get_model(conf.get("FIRM_MODEL"))
-        firm_id = Firm.objects.filter(slug=firm).values_list("pk", flat=True).first()
-        if firm_id is None:
+        adapter = get_adapter()
+        found = adapter.firm_by_slug(firm)
+        if found is None:
             raise CommandError(f"no firm with slug {firm!r}")
-        case_id = source.Case.objects.filter(firm_id=firm_id, key=case_key).values_list("pk", flat=True).first()
+        case_id = adapter.case_id_by_reference(firm_id=found.pk, reference=case_key)
         if case_id is None:
             raise CommandError(f"no case {case_key!r} in firm {firm!r}")
         try:

@@ -1,0 +1,312 @@
+"""The one door to the host product: what the memory reads from the host, in host-neutral shapes.
+
+A host plugs the memory in with two model settings (`GRAPH_MEMORY_CASE_MODEL`,
+`GRAPH_MEMORY_FIRM_MODEL`) and one adapter, `GRAPH_MEMORY["ADAPTER"] =
+"dotted.path.Class"`, a subclass of `MemoryAdapter`. Nothing else in
+`graph_memory` names a host model or field; every module asks
+`get_adapter()`.
+
+Methods that return a QuerySet return it lazily, with the column names their
+docstring gives: the memory embeds them in its own SQL (the map rebuild, the
+wall, briefs, search), so a read stays a fixed number of statements however
+much the host holds. The reference host's adapter is
+`practice/memory_adapter.py`; the second host in `tests/second_host/` is a
+worked example for a product shaped differently.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Expression, Model, QuerySet
+from django.utils.module_loading import import_string
+
+from graph_memory import conf
+
+# Kinds of record a summary slice is made of (besides the header and the parties).
+RECORD_KINDS = ("deadline", "invoice", "note", "draft", "document")
+
+
+@dataclass(frozen=True)
+class GuardianPermissions:
+    """django-guardian direct foreign-key permission models on the case model, and the codename that opens a case."""
+
+    user_model: type[Model]  # a UserObjectPermissionBase subclass whose content_object is the case
+    group_model: type[Model] | None  # a GroupObjectPermissionBase subclass, or None if the host grants no groups
+    codename: str  # e.g. "view_case"
+
+
+@dataclass(frozen=True)
+class Party:
+    """A client or counterparty of one case. `key` is stable within the firm (it names the source id)."""
+
+    key: str
+    name: str
+    role: str  # "client" or "counterparty"
+
+
+@dataclass(frozen=True)
+class CaseHeader:
+    """The header of one case, as a summary slice opens with it."""
+
+    case_id: int
+    firm_id: int
+    reference: str  # the case's number / reference as people write it, e.g. "2026-014"
+    title: str
+    status: str  # human-readable, e.g. "Open"
+    opened: date | None
+    description: str  # may be cut to the limit asked for
+    client: Party | None
+    counterparties: tuple[Party, ...] = ()
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record filed on a case, neutral: what a summary slice item is made of.
+
+    `key` is stable within the case and kind (the source id is `<kind>:<key>`,
+    `document:<key>#p<page>` for document pages). `fields` carries the
+    record's own fields: a deadline {"title", "due": date, "done": bool}; an
+    invoice {"number", "issued": date, "amount": Decimal, "currency",
+    "status": "draft" | "sent" | "paid" | "void" | another lower-case word}.
+    A document has `pages` (its first pages' text, in order); other kinds
+    have `text`.
+    """
+
+    kind: str  # one of RECORD_KINDS
+    key: str
+    title: str = ""
+    date: date | datetime | None = None
+    text: str = ""
+    pages: tuple[str, ...] = ()
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SliceLimits:
+    """How much of a case the slice may read: records per kind, characters per text, pages per document."""
+
+    per_kind: Mapping[str, int]  # kind -> at most this many records
+    counterparties: int
+    text_chars: int  # cut every text (description, note, draft, page) to at most this many characters
+    pages_per_document: int
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A host model whose changes matter to the memory, and how to find the cases a row belongs to.
+
+    `case_ids(instance)` returns the ids of the cases concerned (a list, or a
+    QuerySet of cases, inlined as a subquery). Without `fields`, every save
+    and delete counts. With `fields`, their values as loaded are remembered:
+    when `only_when_changed`, a save that changed none of them counts for
+    nothing; `relevant(values)` is asked of the values before and after, and
+    the change counts only if either is relevant (e.g. only processed
+    documents). A delete counts only when the row itself is deleted, not when
+    its case goes (the memory's rows of that case go with it).
+    """
+
+    model: type[Model]
+    case_ids: Callable[[Any], Iterable[int] | QuerySet[Any]]
+    fields: tuple[str, ...] | None = None
+    only_when_changed: bool = True
+    relevant: Callable[[Mapping[str, Any]], bool] | None = None
+    on_create: bool = True
+
+
+@dataclass(frozen=True)
+class ManyToManyWatch:
+    """A many-to-many between the case model and another model (`through` is its link model).
+
+    `add()` bulk-inserts link rows without post_save, so these are watched
+    through m2m_changed (sender `through`), from either side.
+    """
+
+    through: type[Model]
+    stale: bool = True  # whether a link added flags the case stale (a team change does not change a summary)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Which host changes touch the memory.
+
+    `stale`: saves and deletes that flag a case's summary as out of date.
+    `graph`: saves and deletes that re-sync a case's part of the map.
+    `m2m`: many-to-many links (team, counterparties) that do both.
+    `labels`: model -> node kind whose rows, when saved, refresh one node's label
+    (the row's pk is the node's `ref_id`); `label_fields` limits which fields count.
+    """
+
+    stale: Sequence[Watch] = ()
+    graph: Sequence[Watch] = ()
+    m2m: Sequence[ManyToManyWatch] = ()
+    labels: Mapping[type[Model], str] = field(default_factory=dict)
+    label_fields: Mapping[type[Model], tuple[str, ...]] = field(default_factory=dict)
+
+
+class MemoryAdapter:
+    """What the memory needs from the host. Subclass it and name the subclass in GRAPH_MEMORY["ADAPTER"].
+
+    Methods with a body here have a default that fits hosts whose users carry
+    `firm_id` and `is_firm_admin`; the rest must be given by the host.
+    Every method answers for the host's records as they are now; none is ever
+    asked to decide visibility — `graph_memory.access` does, from
+    `viewer_firm_id`, `viewer_is_firm_admin` and `guardian_permissions` /
+    `member_case_ids`.
+    """
+
+    # The case model's foreign key to the firm model (a column `<name>_id`).
+    case_firm_field = "firm"
+    # Case fields Django admin's search matches a summary's case by.
+    case_admin_search_fields: tuple[str, ...] = ()
+
+    # --- who is asking --------------------------------------------------------------------------
+
+    def viewer_firm_id(self, viewer: Any) -> int | None:
+        """The firm an authenticated, active viewer belongs to (None: they see nothing)."""
+        return getattr(viewer, "firm_id", None)
+
+    def viewer_is_firm_admin(self, viewer: Any) -> bool:
+        """Whether the viewer is an admin of their firm (they may open every case of it)."""
+        return bool(getattr(viewer, "is_firm_admin", False))
+
+    # --- the wall's inputs ----------------------------------------------------------------------
+
+    def guardian_permissions(self) -> GuardianPermissions | None:
+        """The guardian direct-FK permission models that open a case, or None if the host uses `member_case_ids`."""
+        return None
+
+    def member_case_ids(self, viewer: Any) -> QuerySet[Any]:
+        """For hosts without guardian: a QuerySet of the ids (one column) of cases the viewer owns or is on.
+
+        Never asked when `guardian_permissions()` returns models. The firm
+        filter and firm admins are applied by the access module.
+        """
+        raise NotImplementedError("give guardian_permissions() or member_case_ids()")
+
+    # --- the case: display and search -----------------------------------------------------------
+
+    def case_reference(self) -> Expression | Any:
+        """An expression over the case model giving its reference ("2026-014"), e.g. F("number")."""
+        raise NotImplementedError
+
+    def case_title(self) -> Expression | Any:
+        """An expression over the case model giving its title."""
+        raise NotImplementedError
+
+    def case_activity(self) -> Expression | Any:
+        """An expression over the case model: when its header last changed (a datetime), e.g. F("updated_at")."""
+        raise NotImplementedError
+
+    def case_id_by_reference(self, *, firm_id: int, reference: str) -> int | None:
+        """The case of this firm with this reference, for commands (None if there is none)."""
+        model = case_model()
+        return (
+            model.objects.filter(**{f"{self.case_firm_field}_id": firm_id})
+            .annotate(_reference=self.case_reference())
+            .filter(_reference=reference)
+            .values_list("pk", flat=True)
+            .first()
+        )
+
+    # --- briefs: header facts of many cases in one query ----------------------------------------
+
+    def case_header_annotations(self) -> dict[str, Any]:
+        """Expressions over the case model for a brief's header, keyed: "reference", "title",
+        "status" (human-readable), "opened" (a date), "description", "client_name",
+        "counterparty_names" (an ArraySubquery of names, in a stable order)."""
+        raise NotImplementedError
+
+    def live_facts(self, *, case_ids: Sequence[int]) -> dict[int, list[str]]:
+        """Field facts read now from the live records, per case: open deadlines with their due
+        dates and unpaid invoices, as short sentences. One query per kind, whatever the cases."""
+        return {}
+
+    # --- summary slice --------------------------------------------------------------------------
+
+    def case_header(self, *, case_id: int, limits: SliceLimits) -> CaseHeader | None:
+        """The header of one case (None if it does not exist), with at most `limits.counterparties` counterparties."""
+        raise NotImplementedError
+
+    def case_records(self, *, case_id: int, limits: SliceLimits) -> dict[str, list[Record]]:
+        """The case's own records by kind (RECORD_KINDS), at most `limits.per_kind[kind]` each, in this order:
+        deadlines open first (soonest first) then done (most recent first); invoices, notes, drafts
+        and documents latest first. Documents only once fully processed, each with at most
+        `limits.pages_per_document` pages. Texts cut to `limits.text_chars`. Never reads another case."""
+        raise NotImplementedError
+
+    # --- the connection map -----------------------------------------------------------------------
+
+    def graph_case_headers(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+        """Columns case_ref, firm_ref, case_label, owner_ref, owner_label, client_ref, client_label: one row a case."""
+        raise NotImplementedError
+
+    def graph_team_links(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+        """Columns case_ref, user_ref, user_label: one row per team member (the owner may appear; it is ignored)."""
+        raise NotImplementedError
+
+    def graph_counterparty_links(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+        """Columns case_ref, party_ref, party_label: one row per counterparty of a case."""
+        raise NotImplementedError
+
+    def graph_label(self, *, kind: str, ref_id: int) -> str | None:
+        """The current label of the host row behind a node of this kind (None if it is gone)."""
+        raise NotImplementedError
+
+    def graph_linked_case_ids(self, instance: Any) -> list[int]:
+        """The cases a lawyer is on the team of, or a counterparty is against (before an m2m clear)."""
+        raise NotImplementedError
+
+    # --- what changes matter --------------------------------------------------------------------
+
+    def changes(self) -> Changes:
+        """The host models and fields whose changes flag summaries stale or re-sync the map."""
+        raise NotImplementedError
+
+    # --- firms, for commands and admin ------------------------------------------------------------
+
+    firm_slug_field = "slug"
+
+    def firm_by_slug(self, slug: str) -> Any | None:
+        """The firm this command-line name stands for (None if none)."""
+        return firm_model().objects.filter(**{self.firm_slug_field: slug}).first()
+
+    def firm_slug(self, firm: Any) -> str:
+        return str(getattr(firm, self.firm_slug_field))
+
+
+def case_model() -> type[Model]:
+    """The host's case model (settings.GRAPH_MEMORY_CASE_MODEL)."""
+    return apps.get_model(conf.case_model_label(), require_ready=False)
+
+
+def firm_model() -> type[Model]:
+    """The host's firm model (settings.GRAPH_MEMORY_FIRM_MODEL)."""
+    return apps.get_model(conf.firm_model_label(), require_ready=False)
+
+
+@functools.cache
+def _load(path: str) -> MemoryAdapter:
+    try:
+        cls = import_string(path)
+    except ImportError as exc:
+        raise ImproperlyConfigured(f"GRAPH_MEMORY['ADAPTER'] = {path!r} cannot be imported: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, MemoryAdapter)):
+        raise ImproperlyConfigured(f"GRAPH_MEMORY['ADAPTER'] = {path!r} is not a MemoryAdapter subclass")
+    return cls()
+
+
+def get_adapter() -> MemoryAdapter:
+    """The host's adapter (one instance per process and setting)."""
+    path = conf.get("ADAPTER")
+    if not path:
+        raise ImproperlyConfigured(
+            'GRAPH_MEMORY["ADAPTER"] is not set: name your MemoryAdapter subclass, e.g. "myproduct.memory_adapter.Adapter"'
+        )
+    return _load(path)

@@ -1,0 +1,292 @@
+"""The reference host's adapter: how `graph_memory` reads this product's records.
+
+Named in settings as GRAPH_MEMORY["ADAPTER"] = "practice.memory_adapter.PracticeMemoryAdapter".
+This is the only place that knows both the memory's neutral shapes and this
+product's models and fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db import connection
+from django.db.models import Case as SqlCase
+from django.db.models import CharField, F, OuterRef, QuerySet, Value, When
+from django.db.models.expressions import RawSQL
+from django.db.models.fields import DateField
+from django.db.models.functions import Coalesce, Concat, Left, NullIf
+
+from graph_memory.adapter import (
+    CaseHeader,
+    Changes,
+    GuardianPermissions,
+    ManyToManyWatch,
+    MemoryAdapter,
+    Party,
+    Record,
+    SliceLimits,
+    Watch,
+)
+from practice.models import (
+    Case,
+    CaseCounterparty,
+    CaseGroupObjectPermission,
+    CaseTeamMember,
+    CaseUserObjectPermission,
+    Client,
+    Counterparty,
+    Deadline,
+    Document,
+    Draft,
+    Invoice,
+    Note,
+)
+
+_STATUS = dict(Case.Status.choices)
+_INVOICE_STATUS = dict(Invoice.Status.choices)
+
+
+def _lawyer_label(prefix: str = "") -> Any:
+    return Coalesce(NullIf(F(f"{prefix}name"), Value("")), F(f"{prefix}username"))  # as User.__str__
+
+
+def _case_label() -> Any:
+    return Concat(F("key"), Value(" "), F("title"), output_field=CharField())  # as Case.__str__
+
+
+def _scope(prefix: str, *, firm_id: int | None, case_id: int | None) -> dict[str, int]:
+    if (firm_id is None) == (case_id is None):
+        raise ValueError("give exactly one of firm_id and case_id")
+    return {"firm_id": firm_id} if firm_id is not None else {f"{prefix}id": case_id}  # type: ignore[dict-item]
+
+
+def _status_label(expression: str, labels: Mapping[str, str]) -> SqlCase:
+    return SqlCase(
+        *(When(**{expression: value}, then=Value(label)) for value, label in labels.items()),
+        default=F(expression),
+        output_field=CharField(),
+    )
+
+
+def _own_case(instance: Any) -> list[int]:
+    return [instance.case_id]
+
+
+class PracticeMemoryAdapter(MemoryAdapter):
+    case_firm_field = "firm"
+    firm_slug_field = "slug"
+    case_admin_search_fields = ("key", "title")
+
+    def guardian_permissions(self) -> GuardianPermissions:
+        return GuardianPermissions(CaseUserObjectPermission, CaseGroupObjectPermission, "view_case")
+
+    def case_reference(self) -> Any:
+        return F("key")
+
+    def case_title(self) -> Any:
+        return F("title")
+
+    def case_activity(self) -> Any:
+        return F("updated_at")
+
+    def case_header_annotations(self) -> dict[str, Any]:
+        against = CaseCounterparty.objects.filter(case_id=OuterRef("pk")).order_by("counterparty__name", "pk")
+        return {
+            "reference": F("key"),
+            "title": F("title"),
+            "status": _status_label("status", _STATUS),
+            "opened": F("opened"),
+            "description": F("description"),
+            "client_name": F("client__name"),
+            "counterparty_names": ArraySubquery(against.values("counterparty__name")),
+        }
+
+    # --- summary slice ------------------------------------------------------------------------
+
+    def case_header(self, *, case_id: int, limits: SliceLimits) -> CaseHeader | None:
+        row = (
+            Case.objects.filter(pk=case_id)
+            .values("pk", "firm_id", "key", "title", "status", "opened", "client__key", "client__name")
+            .annotate(description_head=Left("description", limits.text_chars))
+            .first()
+        )
+        if row is None:
+            return None
+        counterparties = (
+            CaseCounterparty.objects.filter(case_id=case_id)
+            .order_by("counterparty__name", "counterparty__key")
+            .values_list("counterparty__key", "counterparty__name")[: limits.counterparties]
+        )
+        return CaseHeader(
+            case_id=row["pk"],
+            firm_id=row["firm_id"],
+            reference=row["key"],
+            title=row["title"],
+            status=_STATUS.get(row["status"], row["status"]),
+            opened=row["opened"],
+            description=row["description_head"] or "",
+            client=Party(row["client__key"], row["client__name"], "client"),
+            counterparties=tuple(Party(key, name, "counterparty") for key, name in counterparties),
+        )
+
+    def case_records(self, *, case_id: int, limits: SliceLimits) -> dict[str, list[Record]]:
+        cap, chars = limits.per_kind, limits.text_chars
+        deadlines = (
+            Deadline.objects.filter(case_id=case_id)
+            # Open deadlines first, soonest first; then done ones, most recent first.
+            .order_by(
+                "done",
+                SqlCase(When(done=False, then=F("due")), default=Value(None), output_field=DateField()).asc(),
+                F("due").desc(),
+                "key",
+            )
+            .values("key", "title", "due", "done")[: cap["deadline"]]
+        )
+        invoices = (
+            Invoice.objects.filter(case_id=case_id)
+            .order_by("-issued", "-id")
+            .values("key", "number", "issued", "amount", "currency", "status")[: cap["invoice"]]
+        )
+        notes = (
+            Note.objects.filter(case_id=case_id)
+            .order_by("-created", "-id")
+            .annotate(text_head=Left("text", chars))
+            .values("key", "created", "text_head")[: cap["note"]]
+        )
+        drafts = (
+            Draft.objects.filter(case_id=case_id)
+            .order_by("-created", "-id")
+            .annotate(text_head=Left("text", chars))
+            .values("key", "title", "created", "text_head")[: cap["draft"]]
+        )
+        # Only the first pages of each document, each cut in SQL, so a 500-page
+        # scan costs no more to read than a one-page letter.
+        pages_sql = (
+            f"ARRAY(SELECT left(p, %s) FROM unnest({connection.ops.quote_name(Document._meta.db_table)}.pages[1:%s]) "
+            "WITH ORDINALITY AS u(p, n) ORDER BY n)"
+        )
+        documents = (
+            Document.objects.filter(case_id=case_id, status=Document.Status.PROCESSED)
+            .order_by("-created", "-id")
+            .annotate(first_pages=RawSQL(pages_sql, (chars, limits.pages_per_document)))
+            .values("key", "title", "created", "first_pages")[: cap["document"]]
+        )
+        return {
+            "deadline": [
+                Record("deadline", d["key"], title=d["title"], date=d["due"],
+                       fields={"title": d["title"], "due": d["due"], "done": d["done"]})
+                for d in deadlines
+            ],
+            "invoice": [
+                Record("invoice", i["key"], title=i["number"], date=i["issued"], fields={
+                    "number": i["number"], "issued": i["issued"], "amount": i["amount"],
+                    "currency": i["currency"], "status": i["status"],
+                })
+                for i in invoices
+            ],
+            "note": [Record("note", n["key"], date=n["created"], text=n["text_head"] or "") for n in notes],
+            "draft": [
+                Record("draft", d["key"], title=d["title"], date=d["created"], text=d["text_head"] or "")
+                for d in drafts
+            ],
+            "document": [
+                Record("document", d["key"], title=d["title"], date=d["created"], pages=tuple(d["first_pages"] or ()))
+                for d in documents
+            ],
+        }  # fmt: skip
+
+    def live_facts(self, *, case_ids: Sequence[int]) -> dict[int, list[str]]:
+        facts: dict[int, list[str]] = {case_id: [] for case_id in case_ids}
+        if not case_ids:
+            return facts
+        open_deadlines = (
+            Deadline.objects.filter(case_id__in=case_ids, done=False)
+            .order_by("case_id", "due", "key")
+            .values_list("case_id", "title", "due")
+        )
+        for case_id, title, due in open_deadlines:
+            facts[case_id].append(f"open deadline “{title}” due {due:%Y-%m-%d}")
+        unpaid = (
+            Invoice.objects.filter(case_id__in=case_ids, status=Invoice.Status.SENT)
+            .order_by("case_id", "issued", "key")
+            .values_list("case_id", "number", "amount", "currency")
+        )
+        for case_id, number, amount, currency in unpaid:
+            facts[case_id].append(f"unpaid invoice {number}: {currency} {amount:,.2f}")
+        return facts
+
+    # --- the connection map -------------------------------------------------------------------
+
+    def graph_case_headers(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+        return Case.objects.filter(**_scope("", firm_id=firm_id, case_id=case_id)).order_by().values(
+            case_ref=F("id"),
+            firm_ref=F("firm_id"),
+            case_label=_case_label(),
+            owner_ref=F("owner_id"),
+            owner_label=_lawyer_label("owner__"),
+            client_ref=F("client_id"),
+            client_label=F("client__name"),
+        )
+
+    def graph_team_links(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+        return CaseTeamMember.objects.filter(**_scope("case_", firm_id=firm_id, case_id=case_id)).order_by().values(
+            case_ref=F("case_id"), user_ref=F("user_id"), user_label=_lawyer_label("user__")
+        )
+
+    def graph_counterparty_links(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+        return CaseCounterparty.objects.filter(**_scope("case_", firm_id=firm_id, case_id=case_id)).order_by().values(
+            case_ref=F("case_id"), party_ref=F("counterparty_id"), party_label=F("counterparty__name")
+        )
+
+    def graph_label(self, *, kind: str, ref_id: int) -> str | None:
+        model, label = {
+            "lawyer": (get_user_model(), _lawyer_label()),
+            "case": (Case, _case_label()),
+            "client": (Client, F("name")),
+            "counterparty": (Counterparty, F("name")),
+        }[kind]
+        return model.objects.filter(pk=ref_id).values_list(label, flat=True).first()
+
+    def graph_linked_case_ids(self, instance: Any) -> list[int]:
+        if isinstance(instance, Counterparty):
+            links = CaseCounterparty.objects.filter(counterparty_id=instance.pk)
+        else:
+            links = CaseTeamMember.objects.filter(user_id=instance.pk)
+        return list(links.values_list("case_id", flat=True))
+
+    # --- what changes matter ------------------------------------------------------------------
+
+    def changes(self) -> Changes:
+        def processed(values: Mapping[str, Any]) -> bool:
+            return values["status"] == Document.Status.PROCESSED
+
+        def case_self(instance: Any) -> list[int]:
+            return [instance.pk]
+
+        return Changes(
+            stale=[
+                Watch(Case, case_self, fields=("key", "title", "status", "opened", "description", "client_id")),
+                # Summaries read processed documents only: one still uploading changes nothing.
+                Watch(Document, _own_case, fields=("status",), only_when_changed=False, relevant=processed),
+                *(Watch(model, _own_case) for model in (Draft, Deadline, Invoice, Note, CaseCounterparty)),
+                # Every case naming a party quotes its name and key.
+                Watch(Client, lambda c: Case.objects.filter(client_id=c.pk), fields=("key", "name"), on_create=False),
+                Watch(
+                    Counterparty,
+                    lambda c: Case.objects.filter(counterparties=c.pk),
+                    fields=("key", "name"),
+                    on_create=False,
+                ),
+            ],
+            graph=[
+                Watch(Case, case_self, fields=("key", "title", "owner_id", "client_id")),
+                Watch(CaseTeamMember, _own_case),
+                Watch(CaseCounterparty, _own_case),
+            ],
+            m2m=[ManyToManyWatch(CaseTeamMember, stale=False), ManyToManyWatch(CaseCounterparty)],
+            labels={Client: "client", Counterparty: "counterparty", get_user_model(): "lawyer"},
+            label_fields={get_user_model(): ("name", "username")},
+        )
