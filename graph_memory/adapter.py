@@ -223,9 +223,11 @@ class MemoryAdapter:
         "counterparty_names" (an ArraySubquery of names, in a stable order)."""
         raise NotImplementedError
 
-    def live_facts(self, *, case_ids: Sequence[int]) -> dict[int, list[str]]:
-        """Field facts read now from the live records, per case: open deadlines with their due
-        dates and unpaid invoices, as short sentences. One query per kind, whatever the cases."""
+    def live_fact_annotations(self) -> dict[str, Any]:
+        """Expressions over the case model, each an array of short sentences read from the live
+        records at request time (e.g. open deadlines with their due dates, unpaid invoices), so a
+        brief never shows last night's state of a field. Embedded in the brief's one query; keep
+        each bounded (a slice inside the subquery). Default: none."""
         return {}
 
     # --- summary slice --------------------------------------------------------------------------

@@ -16,10 +16,12 @@ from django.http import HttpRequest
 from django.urls import path
 from django.utils.html import format_html, format_html_join
 
+from graph_memory import services
 from graph_memory.adapter import get_adapter
 from graph_memory.admin_health import health_view
 from graph_memory.admin_scoping import FirmScopedAdmin
 from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, SummaryVersion
+from graph_memory.summaries.service import SummaryFailed
 
 # "Regenerate now" waits on one model call per case inside the request; more
 # than a handful belongs to the nightly run (mark them stale instead).
@@ -175,17 +177,12 @@ class CaseSummaryAdmin(DerivedAdmin):
 
     @admin.action(description="Mark stale (rewritten by the next nightly run)")
     def mark_stale(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        from graph_memory import services
-
         case_ids = list(queryset.values_list("case_id", flat=True))
         services.mark_stale(case_ids=case_ids)
         self.message_user(request, f"Marked {len(case_ids)} case summaries stale.", messages.SUCCESS)
 
     @admin.action(description="Regenerate now")
     def regenerate_now(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        from graph_memory import services
-        from graph_memory.summaries.service import SummaryFailed
-
         summaries = list(queryset.select_related("case").order_by("pk")[: REGENERATE_MAX + 1])
         if len(summaries) > REGENERATE_MAX:
             self.message_user(
@@ -209,8 +206,6 @@ class CaseSummaryAdmin(DerivedAdmin):
 
     @admin.action(description="Rebuild the connection map for the firm")
     def rebuild_graph(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        from graph_memory import services
-
         # The queryset is already scoped: a firm admin can only name their own firm.
         firm_ids = sorted(set(queryset.values_list("firm_id", flat=True)))
         for firm_id in firm_ids:

@@ -233,7 +233,9 @@ def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
         "title": f"Memory health — {firm}",
         "firm": firm,
         "firm_tz": tz,
-        "firms": firms if request.user.is_superuser else [],
+        # (slug, firm) pairs: the slug field is the host's (the adapter names it).
+        "firms": [(get_adapter().firm_slug(f), f) for f in firms] if request.user.is_superuser else [],
+        "firm_slug": get_adapter().firm_slug(firm),
         "counts": summary_counts(firm_id=firm.pk),
         "runs": last_run_per_night(firm_id=firm.pk, tz=tz, since=since),
         "chart": bar_chart(tokens_per_night(firm_id=firm.pk, tz=tz, days=days, since=since)),

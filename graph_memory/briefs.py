@@ -19,6 +19,7 @@ from django.db.models.functions import Greatest
 from graph_memory import access, conf
 from graph_memory.adapter import get_adapter
 from graph_memory.models import CaseSummary, Edge, Node
+from graph_memory.refresh.on_demand import ensure_summary
 from graph_memory.selectors import NodeRef, node_get
 
 NO_SUMMARY = "No summary exists yet; header facts only."
@@ -34,6 +35,9 @@ class BriefCase:
     stale: bool  # the case changed since the summary was written
     written_at: dt.datetime | None
     notice: str
+    # Field facts read from the live records at request time (open deadlines, unpaid
+    # invoices): what a summary written last night may already have wrong.
+    live_facts: tuple[str, ...] = ()
 
     @property
     def has_summary(self) -> bool:
@@ -56,11 +60,13 @@ def _case_rows(viewer: Any, cases: Q, limit: int) -> list[dict[str, Any]]:
         firm_id=OuterRef(f"{adapter.case_firm_field}_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
     ).order_by()
     header = {f"h_{name}": expression for name, expression in adapter.case_header_annotations().items()}
+    live = {f"l_{name}": expression for name, expression in adapter.live_fact_annotations().items()}
     rows = (
         access.visible_cases(viewer)
         .filter(cases)
         .annotate(
             **header,
+            **live,
             node_id=Subquery(case_node.values("id")[:1]),
             node_label=Subquery(case_node.values("label")[:1]),
             summary_text=F("memory_summary__text"),
@@ -73,11 +79,14 @@ def _case_rows(viewer: Any, cases: Q, limit: int) -> list[dict[str, Any]]:
             ),
         )
         .order_by(F("active").desc(nulls_last=True), "h_reference", "pk")
-        .values("pk", *header, "node_id", "node_label", "summary_text", "summary_stale", "summary_written_at")
+        .values("pk", *header, *live, "node_id", "node_label", "summary_text", "summary_stale", "summary_written_at")
     )
-    return [
-        {key[2:] if key.startswith("h_") else key: value for key, value in row.items()} for row in rows[: limit + 1]
-    ]
+    found = []
+    for row in rows[: limit + 1]:
+        entry = {key[2:] if key.startswith("h_") else key: value for key, value in row.items() if key[:2] != "l_"}
+        entry["live_facts"] = [fact for name in live for fact in (row[name] or ())]
+        found.append(entry)
+    return found
 
 
 def _header(row: dict[str, Any]) -> str:
@@ -105,6 +114,7 @@ def _entry(row: dict[str, Any], notice: str) -> BriefCase:
         stale=bool(row["summary_stale"]) if summary else False,
         written_at=row["summary_written_at"] if summary else None,
         notice=notice,
+        live_facts=tuple(row["live_facts"]),
     )
 
 
@@ -131,7 +141,8 @@ def _text(node: NodeRef, entries: list[BriefCase], has_more: bool, notice: str) 
             body = f"Summary written {written}{state}.\n{entry.summary}"
         else:
             body = NO_SUMMARY
-        blocks.append(f"## {entry.header}\n{body}")
+        live = f"Live from the records now: {'; '.join(entry.live_facts)}.\n" if entry.live_facts else ""
+        blocks.append(f"## {entry.header}\n{live}{body}")
     if has_more:
         blocks.append("More connected cases exist than shown here; ask with a higher limit to see them.")
     return "\n\n".join(blocks)
@@ -161,8 +172,6 @@ def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None) -> Brief:
     notice = conf.get("NOTICE")
     entries = [_entry(row, notice) for row in rows[:limit]]
     if node.kind == Node.Kind.CASE and not entries[0].summary:
-        from graph_memory.refresh import ensure_summary
-
         entries[0] = _with_summary(entries[0], ensure_summary(case_id=entries[0].case_id))
     ref = NodeRef(id=str(node.pk), kind=node.kind, label=node.label)
     has_more = len(rows) > limit

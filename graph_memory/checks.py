@@ -23,6 +23,7 @@ from django.utils.module_loading import import_string
 from graph_memory import conf
 from graph_memory.adapter import get_adapter
 from graph_memory.models import Node
+from graph_memory.refresh.schedule import InvalidCrontab, parse_crontab
 
 GUARDIAN_BACKEND = "guardian.backends.ObjectPermissionBackend"
 # What DRF's throttles parse: requests, a slash, a period DRF knows by its first letter.
@@ -59,8 +60,6 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     if budget is not None and (not isinstance(budget, int) or budget < 0):
         errors.append(checks.Error("GRAPH_MEMORY['NIGHTLY_TOKEN_BUDGET'] must be None or a non-negative integer", id="graph_memory.E006"))
     # Nightly refresh schedule: caught here, not first at `setup_memory_schedule`.
-    from graph_memory.refresh.schedule import InvalidCrontab, parse_crontab
-
     try:
         parse_crontab(values["NIGHTLY_CRONTAB"])
     except InvalidCrontab as exc:

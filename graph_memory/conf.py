@@ -39,6 +39,18 @@ DEFAULTS: dict[str, Any] = {
     "OPENAI_MODEL": "gpt-4o-mini",
     "OPENAI_TIMEOUT": 30.0,
     "OPENAI_MAX_RETRIES": 1,
+    # Output cap of one summary call; None: the most a valid answer to the output schema can need.
+    "OPENAI_MAX_TOKENS": None,
+    # How long (seconds) a server's refusal of a response format is remembered, in the cache.
+    "OPENAI_FORMAT_MEMORY_TTL": 7 * 24 * 3600,
+    # Regression guard (summaries/guard.py): a rewrite replaces the current summary only if at
+    # least this share of its written statements survive verification, and it keeps at least
+    # this share of the current summary's statements (and field records) still backed by the records.
+    "GUARD_MIN_KEPT_RATE": 0.5,
+    "GUARD_MIN_SHARE": 0.6,
+    # Verification (summaries/verify.py): the share of a written statement's content words that its
+    # quote (or the cited record's own label) must hold, so an invented event or a re-bound number fails.
+    "SUMMARY_MIN_QUOTE_COVERAGE": 0.75,
     # Context slice caps.
     "CONTEXT_MAX_DOCUMENTS": 8,
     "CONTEXT_MAX_DRAFTS": 5,

@@ -13,8 +13,8 @@ from graph_memory.graph import graph_rebuild_firm as graph_rebuild_firm
 from graph_memory.graph import graph_refresh_label as graph_refresh_label
 from graph_memory.graph import graph_sync_case as graph_sync_case
 from graph_memory.refresh import ensure_summary as ensure_summary
+from graph_memory.refresh import firms_to_refresh as firms_to_refresh
 from graph_memory.refresh import mark_stale as mark_stale
-from graph_memory.refresh import refresh_all_firms as refresh_all_firms
 from graph_memory.refresh import refresh_firm as refresh_firm
 from graph_memory.selectors import ConflictReport as ConflictReport
 from graph_memory.selectors import NeighborPage as NeighborPage

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from celery import shared_task
+from celery import group, shared_task
+from django.db import transaction
 
 from graph_memory import services
 
@@ -29,8 +30,12 @@ def graph_sync_case_task(case_id: int) -> dict[str, int]:
 
 @shared_task(name="graph_memory.refresh_all_firms", acks_late=True, ignore_result=True)
 def refresh_all_firms_task() -> list[int]:
-    """The nightly entry point: enqueue one refresh per firm."""
-    return services.refresh_all_firms()
+    """The nightly entry point: enqueue one refresh per firm (a group, firm ids only), on commit; returns the ids."""
+    firm_ids = services.firms_to_refresh()
+    if firm_ids:
+        # Each firm is its own task: one firm's bad night (or crash) cannot touch another's.
+        transaction.on_commit(group(refresh_firm_task.s(firm_id) for firm_id in firm_ids).apply_async)
+    return firm_ids
 
 
 @shared_task(name="graph_memory.refresh_firm", acks_late=True)

@@ -7,17 +7,17 @@ product's models and fields.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection
 from django.db.models import Case as SqlCase
-from django.db.models import CharField, F, OuterRef, QuerySet, Value, When
+from django.db.models import CharField, F, Func, OuterRef, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
 from django.db.models.fields import DateField
-from django.db.models.functions import Coalesce, Concat, Left, NullIf
+from django.db.models.functions import Cast, Coalesce, Concat, Left, NullIf
 
 from graph_memory.adapter import (
     CaseHeader,
@@ -46,6 +46,7 @@ from practice.models import (
 )
 
 _STATUS = dict(Case.Status.choices)
+LIVE_FACTS_MAX = 10  # of each kind, in a brief
 _INVOICE_STATUS = dict(Invoice.Status.choices)
 
 
@@ -198,25 +199,26 @@ class PracticeMemoryAdapter(MemoryAdapter):
             ],
         }  # fmt: skip
 
-    def live_facts(self, *, case_ids: Sequence[int]) -> dict[int, list[str]]:
-        facts: dict[int, list[str]] = {case_id: [] for case_id in case_ids}
-        if not case_ids:
-            return facts
+    def live_fact_annotations(self) -> dict[str, Any]:
         open_deadlines = (
-            Deadline.objects.filter(case_id__in=case_ids, done=False)
-            .order_by("case_id", "due", "key")
-            .values_list("case_id", "title", "due")
+            Deadline.objects.filter(case_id=OuterRef("pk"), done=False)
+            .order_by("due", "key")
+            .values(fact=Concat(Value("open deadline “"), "title", Value("” due "), Cast("due", CharField())))
         )
-        for case_id, title, due in open_deadlines:
-            facts[case_id].append(f"open deadline “{title}” due {due:%Y-%m-%d}")
         unpaid = (
-            Invoice.objects.filter(case_id__in=case_ids, status=Invoice.Status.SENT)
-            .order_by("case_id", "issued", "key")
-            .values_list("case_id", "number", "amount", "currency")
-        )
-        for case_id, number, amount, currency in unpaid:
-            facts[case_id].append(f"unpaid invoice {number}: {currency} {amount:,.2f}")
-        return facts
+            Invoice.objects.filter(case_id=OuterRef("pk"), status=Invoice.Status.SENT)
+            .order_by("issued", "key")
+            .values(fact=Concat(
+                Value("unpaid invoice "), "number", Value(" issued "), Cast("issued", CharField()), Value(": "),
+                "currency", Value(" "),
+                Func(F("amount"), Value("FM999,999,999,990.00"), function="to_char", output_field=CharField()),
+                output_field=CharField(),
+            ))
+        )  # fmt: skip
+        return {
+            "open_deadlines": ArraySubquery(open_deadlines[:LIVE_FACTS_MAX]),
+            "unpaid_invoices": ArraySubquery(unpaid[:LIVE_FACTS_MAX]),
+        }
 
     # --- the connection map -------------------------------------------------------------------
 

@@ -2,20 +2,39 @@
 
     server = OpenAIServer().start()
     server.add_chat(Reply.json({...}), Reply.error(500))   # served in order
-    server.reject_json_schema = True                      # behave like llama.cpp's server
+    server.emulate = "llama.cpp"                          # refuse formats like a real server
     ... the real `openai` client talks to server.base_url ...
     server.requests, server.calls("/v1/chat/completions")
     server.stop()
 
 Endpoints:
 - POST /v1/chat/completions: the next queued chat `Reply` (or `default_chat`;
-  with neither, HTTP 500 "no scenario queued"). With `reject_json_schema`,
-  any request asking for response_format json_schema gets HTTP 400 before a
-  reply is taken, like llama.cpp; json_object is served.
+  with neither, HTTP 500 "no scenario queued"). `max_tokens` is honoured: an
+  answer longer than it (at four characters a token) is cut there with
+  finish_reason "length", as real servers do.
 - POST /v1/embeddings: the next queued embeddings `Reply` if any, otherwise
   deterministic vectors: a hashed bag of words, L2-normalised, of dimension
   `dimensions` from the request (default 384); `encoding_format` float or
   base64 (the client's default) honoured; usage counts words.
+
+Real servers' refusals of a response format (`emulate`), answered before a
+reply is taken from the queue:
+- "llama.cpp" (llama-cpp-python 0.3.36): `json_schema` gets HTTP 500 with its
+  FastAPI validation error as the message (`LLAMA_CPP_REFUSAL`, as that
+  server printed it); `json_object` with a `schema` is served (the server
+  turns the schema into a grammar); `json_object` without one makes the
+  model echo the JSON Schema from the prompt, nested ever deeper, until
+  `max_tokens` (or, with none, until the client gives up: llama-cpp-python's
+  default is unlimited).
+- "vllm" (releases before structured outputs): `json_schema` gets HTTP 400
+  with a top-level `{"object": "error", ...}` body; `guided_json` is served.
+- "openai" (a model without structured outputs): `json_schema` gets HTTP 400
+  invalid_request_error on `response_format`; so does any argument it does
+  not know (`guided_json`, `response_format.schema`); plain `json_object` is
+  served.
+
+`Reply.endless()` is a model that never closes its JSON: cut by `max_tokens`
+if the request has one, otherwise it runs until the client times out.
 
 The `openai_server` fixture in conftest.py starts one per test and points
 OPENAI_BASE_URL / OPENAI_API_KEY at it.
@@ -47,6 +66,8 @@ class Reply:
     prompt_tokens: int = 420
     completion_tokens: int = 96
     finish_reason: str = "stop"
+    runaway: bool = False
+    usage: bool = True  # False: the answer carries no usage block, as some servers send
 
     @classmethod
     def json(cls, obj: Any, **kwargs: Any) -> Reply:
@@ -59,6 +80,11 @@ class Reply:
     @classmethod
     def error(cls, status: int, message: str = "server error", **kwargs: Any) -> Reply:
         return cls(status=status, body={"error": {"message": message, "type": "server_error", "code": None}}, **kwargs)
+
+    @classmethod
+    def endless(cls, **kwargs: Any) -> Reply:
+        """A model that never closes its JSON (see `runaway` in the module docstring)."""
+        return cls(runaway=True, **kwargs)
 
     @classmethod
     def slow(cls, seconds: float, then: Reply | None = None) -> Reply:
@@ -83,7 +109,7 @@ def hashed_embedding(text: str, dimensions: int = 384) -> list[float]:
 class OpenAIServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
-        self.reject_json_schema = False
+        self.emulate: str | None = None  # "llama.cpp", "vllm" or "openai": see the module docstring
         self.default_chat: Reply | None = None
         self._chat: deque[Reply] = deque()
         self._embeddings: deque[Reply] = deque()
@@ -165,12 +191,17 @@ class OpenAIServer:
         with self._lock:
             self.requests.append({"path": path, "body": body})
             if path == "/v1/chat/completions":
-                fmt = (body.get("response_format") or {}).get("type")
-                if self.reject_json_schema and fmt == "json_schema":
-                    return 400, _llama_rejection(), 0.0
-                reply = self._chat.popleft() if self._chat else self.default_chat
+                refusal = _refusal(self.emulate, body)
+                if refusal is not None:
+                    return refusal[0], refusal[1], 0.0
+                if self.emulate == "llama.cpp" and _json_object_without_schema(body):
+                    reply: Reply | None = Reply.endless()
+                else:
+                    reply = self._chat.popleft() if self._chat else self.default_chat
                 if reply is None:
                     return 500, {"error": {"message": "no scenario queued", "type": "server_error"}}, 0.0
+                if reply.runaway and not body.get("max_tokens"):
+                    return 200, {}, RUNS_FOREVER  # the client's timeout ends it
                 return reply.status, reply.body or _completion(body, reply), reply.delay
             if path == "/v1/embeddings":
                 reply = self._embeddings.popleft() if self._embeddings else None
@@ -180,19 +211,70 @@ class OpenAIServer:
         return 404, {"error": {"message": f"unknown path {path}", "type": "invalid_request_error"}}, 0.0
 
 
-def _llama_rejection() -> dict[str, Any]:
-    return {
-        "error": {
-            "code": 400,
-            "message": "response_format type 'json_schema' is not supported; use 'json_object'",
-            "type": "invalid_request_error",
-            "param": "response_format",
-        }
-    }
+RUNS_FOREVER = 60.0
+# What llama-cpp-python 0.3.36's server answered to response_format json_schema (HTTP 500), its
+# source path shortened.
+LLAMA_CPP_REFUSAL = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", line 376, "
+    "in create_chat_completion\n    POST /v1/chat/completions"
+)
+VLLM_REFUSAL = (
+    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}]"
+)
+OPENAI_REFUSAL = "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model."
+
+
+def _refusal(emulate: str | None, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+    fmt = body.get("response_format") or {}
+    if emulate is None:
+        return None
+    if emulate == "llama.cpp" and fmt.get("type") == "json_schema":
+        error = {"message": LLAMA_CPP_REFUSAL, "type": "internal_server_error", "param": None, "code": None}
+        return 500, {"error": error}
+    if emulate == "vllm" and fmt.get("type") == "json_schema":
+        return 400, {"object": "error", "message": VLLM_REFUSAL, "type": "BadRequestError", "param": None, "code": 400}
+    if emulate == "openai":
+        if fmt.get("type") == "json_schema":
+            error = {"message": OPENAI_REFUSAL, "type": "invalid_request_error", "param": "response_format"}
+            return 400, {"error": {**error, "code": None}}
+        unknown = sorted(set(body) - _OPENAI_ARGUMENTS) or (["response_format.schema"] if "schema" in fmt else [])
+        if unknown:
+            message = f"Unrecognized request argument supplied: {unknown[0]}"
+            return 400, {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}}
+    return None
+
+
+_OPENAI_ARGUMENTS = {
+    "model", "messages", "temperature", "max_tokens", "max_completion_tokens", "response_format", "top_p", "n",
+    "stop", "seed", "stream", "user", "tools", "tool_choice", "logprobs", "frequency_penalty", "presence_penalty",
+}  # fmt: skip
+
+
+def _json_object_without_schema(body: dict[str, Any]) -> bool:
+    fmt = body.get("response_format") or {}
+    return fmt.get("type") == "json_object" and "schema" not in fmt
+
+
+def _echoed_schema(chars: int) -> str:
+    """What a small model does with a JSON Schema in its prompt and no grammar: repeat it, nested ever deeper."""
+    text = ""
+    while len(text) < chars:
+        text = '{"type": "object", "properties": {"status": {"type": "array", "items": ' + text
+    return text[:chars]
 
 
 def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    return {
+    content, completion_tokens, finish_reason = reply.content, reply.completion_tokens, reply.finish_reason
+    max_tokens = request.get("max_tokens")
+    if reply.runaway:
+        content, completion_tokens, finish_reason = _echoed_schema(4 * max_tokens), max_tokens, "length"
+    elif max_tokens and content is not None and len(content) > 4 * max_tokens:
+        content, completion_tokens, finish_reason = content[: 4 * max_tokens], max_tokens, "length"
+    answer: dict[str, Any] = {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": 1_767_225_600,
@@ -200,17 +282,19 @@ def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.content},
-                "finish_reason": reply.finish_reason,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
                 "logprobs": None,
             }
         ],
-        "usage": {
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-        },
     }
+    if reply.usage:
+        answer["usage"] = {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": reply.prompt_tokens + completion_tokens,
+        }
+    return answer
 
 
 def _embeddings(request: dict[str, Any]) -> dict[str, Any]:

@@ -110,7 +110,7 @@ def test_a_case_without_a_summary_gets_one_on_the_spot_or_header_facts(memory, m
     fresh = CaseFactory(firm=firm, owner=memory["alice"], key="2026-900", title="New matter", description="Fresh intake.")
     services.graph_sync_case(case_id=fresh.pk)
     fresh_node = Node.objects.get(kind="case", ref_id=fresh.pk)
-    monkeypatch.setattr("graph_memory.refresh.ensure_summary", lambda **kwargs: None)
+    monkeypatch.setattr("graph_memory.briefs.ensure_summary", lambda **kwargs: None)
     bare = services.node_brief(viewer=memory["alice"], node_id=fresh_node.pk)
     assert bare.cases[0].summary == "" and briefs.NO_SUMMARY in bare.text
     assert "2026-900 — New matter" in bare.text and "Fresh intake." in bare.text
@@ -211,3 +211,19 @@ def test_brief_endpoint_shape_and_errors(memory) -> None:
         invalid = bob.get(f"/api/memory/nodes/{meridian.pk}/brief/", {"limit": bad})
         assert invalid.status_code == 400 and invalid.json()["error"]["field"] == "limit"
     assert HttpClient().get(f"/api/memory/nodes/{meridian.pk}/brief/").status_code == 401
+
+
+def test_a_case_brief_shows_live_field_facts_next_to_last_nights_summary(memory, django_assert_num_queries) -> None:
+    from practice.models import Deadline
+
+    deadline = Deadline.objects.filter(case__key="2026-014", done=False).order_by("due").first()
+    case_node = node("case", f"2026-014 {deadline.case.title}")
+    before = services.node_brief(viewer=memory["dana"], node_id=case_node.pk)
+    due = f"open deadline “{deadline.title}” due {deadline.due:%Y-%m-%d}"
+    assert due in before.cases[0].live_facts and due in before.text
+    deadline.done = True
+    deadline.save()  # met this morning: the stored summary was written before
+    with django_assert_num_queries(2):
+        after = services.node_brief(viewer=memory["dana"], node_id=case_node.pk)
+    assert due not in after.cases[0].live_facts and due not in after.text
+    assert after.cases[0].stale  # the summary itself is flagged for tonight's rewrite

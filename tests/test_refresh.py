@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
-import importlib.machinery
-import sys
 import time
-import types
 
 import pytest
 from django.db import connection
 from django.utils import timezone
 
+from graph_memory import embeddings
 from graph_memory.models import AICall, CaseSummary, RefreshRun, SummaryVersion
-from graph_memory.refresh import backoff_delay, mark_stale, refresh_all_firms, refresh_firm
+from graph_memory.refresh import backoff_delay, mark_stale, refresh_firm
 from graph_memory.summaries.writers import ExtractiveWriter
+from graph_memory.tasks import refresh_all_firms_task
 from practice.models import Document
 from tests.factories import CaseFactory, DocumentFactory, FirmFactory, NoteFactory
 from tests.refresh_support import FailingWriter, SummarizeSpy, run_in_threads, valid_reply
@@ -117,7 +116,7 @@ def test_a_firm_whose_writer_fails_leaves_other_firms_untouched(
     SummarizeSpy(monkeypatch, writer_for=lambda case_id: FailingWriter() if case_id in broken_ids else None)
 
     with django_capture_on_commit_callbacks(execute=True):
-        assert refresh_all_firms() == sorted([broken.pk, healthy.pk])  # one eager task per firm
+        assert refresh_all_firms_task() == sorted([broken.pk, healthy.pk])  # one eager task per firm
 
     bad = RefreshRun.objects.get(firm=broken)
     good = RefreshRun.objects.get(firm=healthy)
@@ -230,10 +229,7 @@ def test_missing_embeddings_are_retried_through_the_hook(monkeypatch) -> None:
         calls.append((firm_id, limit))
         return 3
 
-    fake = types.ModuleType("graph_memory.embeddings")
-    fake.__spec__ = importlib.machinery.ModuleSpec("graph_memory.embeddings", None)
-    fake.backfill_missing_embeddings = backfill_missing_embeddings
-    monkeypatch.setitem(sys.modules, "graph_memory.embeddings", fake)
+    monkeypatch.setattr(embeddings, "backfill_missing_embeddings", backfill_missing_embeddings)
     case = CaseFactory()
     run = refresh_firm(firm_id=case.firm_id, limit=7)
     assert (run.status, run.rewritten, run.embedded, calls) == ("done", 1, 3, [(case.firm_id, 7)])
@@ -241,7 +237,7 @@ def test_missing_embeddings_are_retried_through_the_hook(monkeypatch) -> None:
     def broken(*, firm_id: int, limit: int) -> int:
         raise RuntimeError("embedder down")
 
-    fake.backfill_missing_embeddings = broken
+    monkeypatch.setattr(embeddings, "backfill_missing_embeddings", broken)
     run = refresh_firm(firm_id=case.firm_id)
     assert run.status == "done" and "embedder down" in run.error  # summaries never depend on search
 

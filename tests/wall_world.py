@@ -1,4 +1,4 @@
-"""Generated firms for the wall proof (tests/test_wall_proof.py): a plain-Python spec, the rows it makes, an oracle.
+"""Generated firms for the wall proofs: a plain-Python spec of a world, and an oracle over it. Host-neutral.
 
 `worlds()` is a hypothesis strategy for a `WorldSpec`: several firms, each
 with users of random roles, clients and counterparties whose names collide
@@ -8,37 +8,29 @@ Every case carries its own canary token in every record it has (title,
 description, document titles and pages, drafts, deadlines, invoice numbers,
 notes), so any text of that case that reaches a response is recognisable.
 
+Each host's proof makes the rows of a spec with its own models and returns a
+`Built` (tests/test_wall_proof.py for the reference host,
+tests/second_host/tests/test_wall_proof.py for the second); tests/wall_probe.py
+probes every read path against the oracle.
+
 `Oracle` answers "what may this viewer see" from the spec alone, in plain
-Python: owner, team member or admin of that firm, active, and of that firm.
-It never calls `graph_memory.access`; it only borrows the name normalisers
-(`names.lookup_key`, `names.party_key`), which are not about visibility.
+Python: owner, team member, holder of a grant outside the team, or admin of
+that firm, active, and of that firm. It never calls `graph_memory.access` and
+reads no host field (a user's firm is the spec's, found by row); it only
+borrows the name normalisers (`names.lookup_key`, `names.party_key`), which
+are not about visibility.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal
+from typing import Any
 
-from django.contrib.auth.models import Group
-from django.utils import timezone
 from hypothesis import strategies as st
 
-from accounts.models import Firm, User
 from graph_memory.names import lookup_key, party_key
-from practice.models import (
-    Case,
-    CaseCounterparty,
-    CaseTeamMember,
-    Client,
-    Counterparty,
-    Deadline,
-    Document,
-    Draft,
-    Invoice,
-    Note,
-)
 
 # Party names: a few bases, each written many ways, so that names collide
 # (same party key) inside a firm, across firms, and between clients and counterparties.
@@ -69,7 +61,9 @@ class CaseSpec:
     client: int
     counterparties: frozenset[int]
     records: tuple[str, ...]  # kinds from RECORD_KINDS, each makes one record
-    group_grant: bool = False  # view_case also granted to a group holding the first non-owner user
+    # The first non-owner user may also open the case without being on its team (the reference host: a
+    # django-guardian group permission; the second host: a reviewer assignment).
+    group_grant: bool = False
 
 
 @dataclass(frozen=True)
@@ -131,92 +125,20 @@ def worlds(*, max_firms: int = 3, max_users: int = 4, max_cases: int = 4) -> st.
 
 @dataclass
 class Built:
-    """The rows made from a spec, addressed the way the spec addresses them."""
+    """The rows a host made from a spec, addressed the way the spec addresses them, and how it labels them.
 
-    firms: list[Firm] = field(default_factory=list)
-    users: list[list[User]] = field(default_factory=list)
-    clients: list[list[Client]] = field(default_factory=list)
-    counterparties: list[list[Counterparty]] = field(default_factory=list)
-    cases: list[list[Case]] = field(default_factory=list)
-    platform_operator: User | None = None
+    `case_label` and `lawyer_label` give the label the host's adapter puts on
+    a case's and a lawyer's node; parties are labelled by their `name`.
+    """
 
-
-def _records(case: Case, spec: CaseSpec, token: str, author: User) -> None:
-    now = timezone.now()
-    for n, kind in enumerate(spec.records):
-        common = {"firm_id": case.firm_id, "case": case, "key": f"r{n}"}
-        when = now - dt.timedelta(days=n)
-        if kind in ("document", "unprocessed_document"):
-            status = Document.Status.PROCESSED if kind == "document" else Document.Status.UPLOADED
-            Document.objects.create(
-                **common, title=f"Exhibit {token}", status=status, created=when,
-                pages=[f"The exhibit {token} sets out the facts. Page one.", f"Schedule {token} lists the assets."],
-            )  # fmt: skip
-        elif kind == "draft":
-            Draft.objects.create(**common, title=f"Letter {token}", created=when, text=f"Draft letter about {token}.")
-        elif kind == "deadline":
-            Deadline.objects.create(**common, title=f"Filing {token}", due=dt.date(2026, 12, 1 + n), done=n % 2 == 1)
-        elif kind == "invoice":
-            Invoice.objects.create(
-                **common, number=f"INV-{token}-{n}", issued=dt.date(2026, 5, 1 + n), amount=Decimal("1250.00") + n,
-                currency="USD", status=Invoice.Status.SENT,
-            )  # fmt: skip
-        else:
-            Note.objects.create(**common, author=author, created=when, text=f"Call the client about {token}. Next steps?")
-
-
-def build_world(spec: WorldSpec, *, view_case_permission: object) -> Built:
-    """Create every row of the spec through the ORM, so the host's own signals keep `view_case` in sync."""
-    built = Built()
-    for f, firm_spec in enumerate(spec.firms):
-        firm = Firm.objects.create(slug=f"wall-{f}", name=f"Wall Firm {f}")
-        users = []
-        for u, user_spec in enumerate(firm_spec.users):
-            role = User.Role.ADMIN if user_spec.admin else User.Role.LAWYER
-            name = f"{FIRST_NAMES[u % len(FIRST_NAMES)]} Vq{string.ascii_lowercase[f]}{u}x"
-            users.append(
-                User.objects.create(username=f"w{f}u{u}", name=name, firm=firm, role=role, is_active=user_spec.active)
-            )
-        clients = [
-            Client.objects.create(firm=firm, key=f"c{i}", name=party_name(*n)) for i, n in enumerate(firm_spec.clients)
-        ]
-        parties = [
-            Counterparty.objects.create(firm=firm, key=f"p{i}", name=party_name(*n))
-            for i, n in enumerate(firm_spec.counterparties)
-        ]
-        cases = []
-        for c, case_spec in enumerate(firm_spec.cases):
-            token = canary(f, c)
-            case = Case.objects.create(
-                firm=firm, key=f"K{f}-{c}", title=f"Matter {token}", opened=dt.date(2026, 1, 15),
-                description=f"Advice on {token} for the {FILLER_WORD} account.", client=clients[case_spec.client],
-                owner=users[case_spec.owner],
-            )  # fmt: skip
-            for member in sorted(case_spec.team):
-                CaseTeamMember.objects.create(firm=firm, case=case, user=users[member])
-            for p in sorted(case_spec.counterparties):
-                CaseCounterparty.objects.create(firm=firm, case=case, counterparty=parties[p])
-            if case_spec.group_grant:
-                _grant_to_group(case, users, case_spec, f, c, view_case_permission)
-            _records(case, case_spec, token, users[case_spec.owner])
-            cases.append(case)
-        built.firms.append(firm)
-        built.users.append(users)
-        built.clients.append(clients)
-        built.counterparties.append(parties)
-        built.cases.append(cases)
-    built.platform_operator = User.objects.create(username="wall-operator", is_superuser=True, is_staff=True)
-    return built
-
-
-def _grant_to_group(case: Case, users: list[User], spec: CaseSpec, f: int, c: int, permission: object) -> None:
-    """django-guardian's group object permission: the other half of what `view_case` may come from."""
-    from practice.models import CaseGroupObjectPermission
-
-    member = group_member(spec, len(users))
-    group = Group.objects.create(name=f"wall-{f}-{c}")
-    users[member].groups.add(group)
-    CaseGroupObjectPermission.objects.create(group=group, permission=permission, content_object=case)
+    case_label: Callable[[Any], str]
+    lawyer_label: Callable[[Any], str]
+    firms: list[Any] = field(default_factory=list)
+    users: list[list[Any]] = field(default_factory=list)
+    clients: list[list[Any]] = field(default_factory=list)
+    counterparties: list[list[Any]] = field(default_factory=list)
+    cases: list[list[Any]] = field(default_factory=list)
+    platform_operator: Any = None
 
 
 def group_member(spec: CaseSpec, user_count: int) -> int:
@@ -244,10 +166,10 @@ class Oracle:
             users, cases = self.built.users[f], self.built.cases[f]
             for c, case_spec in enumerate(firm_spec.cases):
                 case = cases[c]
-                me = self._node(f, "case", case.pk, f"{case.key} {case.title}")
+                me = self._node(f, "case", case.pk, self.built.case_label(case))
                 self.case_tokens[me] = canary(f, c)
                 for u in {case_spec.owner, *case_spec.team}:
-                    lawyer = self._node(f, "lawyer", users[u].pk, users[u].name)
+                    lawyer = self._node(f, "lawyer", users[u].pk, self.built.lawyer_label(users[u]))
                     self.edges.add((me, "works_on", lawyer, me))
                 client = self.built.clients[f][case_spec.client]
                 self.edges.add((me, "for_client", me, self._node(f, "client", client.pk, client.name)))
@@ -260,16 +182,17 @@ class Oracle:
         self.labels[key] = label
         return key
 
-    def firm_index(self, user: User) -> int | None:
-        return next((f for f, firm in enumerate(self.built.firms) if firm.pk == user.firm_id), None)
+    def firm_index(self, user: Any) -> int | None:
+        """The firm whose spec made this user (by row, not by any host field); None for the platform operator."""
+        return next((f for f, users in enumerate(self.built.users) if any(u.pk == user.pk for u in users)), None)
 
-    def visible_cases(self, user: User) -> set[NodeKey]:
+    def visible_cases(self, user: Any) -> set[NodeKey]:
         """Owner, team member or group grantee of the case, or admin of its firm; active and of that firm only."""
         f = self.firm_index(user)
         if f is None or not user.is_active:
             return set()
         users, firm_spec = self.built.users[f], self.spec.firms[f]
-        me = users.index(user)
+        me = next(u for u, row in enumerate(users) if row.pk == user.pk)
         seen = set()
         for c, case_spec in enumerate(firm_spec.cases):
             by_group = case_spec.group_grant and group_member(case_spec, len(users)) == me
@@ -277,14 +200,14 @@ class Oracle:
                 seen.add((f, "case", self.built.cases[f][c].pk))
         return seen
 
-    def visible_edges(self, user: User) -> set[tuple[NodeKey, str, NodeKey, NodeKey]]:
+    def visible_edges(self, user: Any) -> set[tuple[NodeKey, str, NodeKey, NodeKey]]:
         cases = self.visible_cases(user)
         return {e for e in self.edges if e[0] in cases}
 
-    def reachable(self, user: User) -> set[NodeKey]:
+    def reachable(self, user: Any) -> set[NodeKey]:
         return {n for e in self.visible_edges(user) for n in e[2:]}
 
-    def neighbors(self, user: User, node: NodeKey) -> set[tuple[NodeKey, str, NodeKey]]:
+    def neighbors(self, user: Any, node: NodeKey) -> set[tuple[NodeKey, str, NodeKey]]:
         """(neighbour, edge kind, case) along visible edges."""
         out = set()
         for case, kind, source, target in self.visible_edges(user):
@@ -294,16 +217,16 @@ class Oracle:
                 out.add((source, kind, case))
         return out
 
-    def brief_cases(self, user: User, node: NodeKey) -> set[NodeKey]:
+    def brief_cases(self, user: Any, node: NodeKey) -> set[NodeKey]:
         if node[1] == "case":
             return {node} & self.visible_cases(user)
         return {case for case, _, s, t in self.visible_edges(user) if node in (s, t)}
 
-    def lookup(self, user: User, q: str) -> set[NodeKey]:
+    def lookup(self, user: Any, q: str) -> set[NodeKey]:
         key = lookup_key(q)
         return {n for n in self.reachable(user) if key and key in lookup_key(self.labels[n])}
 
-    def conflicts(self, user: User, name: str) -> set[tuple[NodeKey, NodeKey, str]]:
+    def conflicts(self, user: Any, name: str) -> set[tuple[NodeKey, NodeKey, str]]:
         key, roles = party_key(name), {"for_client": "client", "against": "counterparty"}
         return {
             (case, target, roles[kind])

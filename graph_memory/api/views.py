@@ -219,6 +219,10 @@ class NodeBriefApi(MemoryApi):
             has_summary = serializers.BooleanField()
             header = serializers.CharField(help_text="Header facts: number, title, status, opened, client, counterparties.")
             stale = serializers.BooleanField(help_text="The case changed after the summary was written.")
+            live_facts = serializers.ListField(
+                child=serializers.CharField(),
+                help_text="Read from the live records now, not from the summary: open deadlines, unpaid invoices.",
+            )
             updated_at = serializers.DateTimeField(
                 source="written_at", allow_null=True, help_text="When the summary was written (ISO 8601), or null."
             )

@@ -43,6 +43,11 @@ class CaseSummary(models.Model):
     last_error = models.TextField(blank=True)
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     next_attempt_after = models.DateTimeField(null=True, blank=True)
+    last_attempt = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The last rewrite attempt: outcome, reason, its verification report and the regression guard's figures.",
+    )
 
     # Search.
     embedding = VectorField(dimensions=conf.DEFAULTS["EMBEDDING_DIMENSIONS"], null=True, blank=True)
@@ -105,7 +110,7 @@ class AICall(models.Model):
 
     class Outcome(models.TextChoices):
         OK = "ok", "OK"
-        REJECTED = "rejected", "Rejected by verification"
+        REJECTED = "rejected", "Rejected by verification or the regression guard"
         ERROR = "error", "Error"
 
     firm = models.ForeignKey(conf.firm_model_label(), on_delete=models.CASCADE, related_name="+")
@@ -118,6 +123,14 @@ class AICall(models.Model):
     latency_ms = models.PositiveIntegerField(default=0)
     outcome = models.CharField(max_length=16, choices=Outcome.choices)
     error = models.CharField(max_length=500, blank=True)
+    # One row per HTTP attempt. The request's response format, the server's own
+    # explanation of a failure (bounded, no case text), whether the token counts
+    # are the writer's estimate (the server reported none, e.g. on a timeout),
+    # and for the attempt that carried the answer, its verification counts.
+    request_mode = models.CharField(max_length=24, blank=True)
+    server_error = models.CharField(max_length=300, blank=True)
+    tokens_estimated = models.BooleanField(default=False)
+    report = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

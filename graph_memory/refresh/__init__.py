@@ -1,7 +1,8 @@
 """Keeping case summaries current: notice changes cheaply, rewrite in bounded nightly batches.
 
 - `marking`: `mark_stale` flips the stale flag, one SQL statement.
-- `nightly`: `refresh_firm` claims and rewrites one firm's stale cases; `refresh_all_firms` fans out.
+- `nightly`: `refresh_firm` claims and rewrites one firm's stale cases; `firms_to_refresh` lists the
+  firms the nightly task (`tasks.refresh_all_firms_task`) fans out to.
 - `on_demand`: `ensure_summary` writes a first summary on the spot, single-flight.
 - `schedule`: the django-celery-beat entry for the nightly run.
 """
@@ -9,7 +10,7 @@
 from __future__ import annotations
 
 from graph_memory.refresh.marking import mark_stale
-from graph_memory.refresh.nightly import backoff_delay, due_summaries, refresh_all_firms, refresh_firm
+from graph_memory.refresh.nightly import backoff_delay, due_summaries, firms_to_refresh, refresh_firm
 from graph_memory.refresh.on_demand import ensure_summary
 
-__all__ = ["backoff_delay", "due_summaries", "ensure_summary", "mark_stale", "refresh_all_firms", "refresh_firm"]
+__all__ = ["backoff_delay", "due_summaries", "ensure_summary", "firms_to_refresh", "mark_stale", "refresh_firm"]

@@ -29,8 +29,6 @@ but not taken are added to `skipped`. Cases backing off are not counted.
 from __future__ import annotations
 
 import datetime as dt
-import importlib
-import importlib.util
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,10 +39,12 @@ from django.db.models import Case as SqlCase
 from django.db.models import F, Q, QuerySet, Sum, Value, When
 from django.utils import timezone
 
-from graph_memory import conf
+from graph_memory import conf, embeddings
 from graph_memory.adapter import firm_model
 from graph_memory.models import AICall, CaseSummary, RefreshRun
 from graph_memory.refresh.locks import case_lock
+from graph_memory.summaries import service as summary_service
+from graph_memory.summaries.writers import get_writer
 
 logger = logging.getLogger(__name__)
 
@@ -137,9 +137,10 @@ def _record_unexpected_failure(claim: _Claim, exc: Exception) -> None:
 
 
 def _tokens_spent(*, case_id: int, since: dt.datetime) -> int:
-    # Every summary call for this case since the claim, rejected or failed
-    # ones included: those tokens were paid for too. The case lock keeps
-    # on-demand writes of the same case out of this window.
+    # Every summary call for this case since the claim: one row per HTTP
+    # attempt, refused, retried, timed out (an estimate, the server kept
+    # generating) or rejected ones included, since all of them were paid for.
+    # The case lock keeps on-demand writes of the same case out of this window.
     total = AICall.objects.filter(case_id=case_id, purpose=AICall.Purpose.SUMMARY, created_at__gte=since).aggregate(
         total=Sum(F("tokens_in") + F("tokens_out"))
     )["total"]
@@ -148,16 +149,13 @@ def _tokens_spent(*, case_id: int, since: dt.datetime) -> int:
 
 def _rewrite(claim: _Claim, *, writer: Any) -> tuple[str, int]:
     """Rewrite one claimed case; returns ("rewritten" | "failed" | "skipped", tokens spent)."""
-    from graph_memory.summaries import service as summary_service
-
     with case_lock(claim.case_id) as locked:
         if not locked:
             _release_lease(claim)  # an on-demand write is under way; leave the case to it
             return "skipped", 0
         started = timezone.now()
-        summary_tokens = 0
         try:
-            summary = summary_service.summarize_case(case_id=claim.case_id, writer=writer)
+            summary_service.summarize_case(case_id=claim.case_id, writer=writer)
         except summary_service.SummaryFailed:
             outcome = "failed"
         except DatabaseError:
@@ -168,9 +166,9 @@ def _rewrite(claim: _Claim, *, writer: Any) -> tuple[str, int]:
             outcome = "failed"
         else:
             outcome = "rewritten"
-            summary_tokens = summary.tokens_in + summary.tokens_out
-        # A saved summary carries its tokens (all its calls); a failure's calls are only in the log.
-        tokens = summary_tokens if outcome == "rewritten" else _tokens_spent(case_id=claim.case_id, since=started)
+        # From the call log, whatever the outcome: a saved summary's own counts leave out
+        # the attempts that failed on the way (a refused response format, a retried 500).
+        tokens = _tokens_spent(case_id=claim.case_id, since=started)
     if outcome == "rewritten":
         _release_lease(claim)
     else:
@@ -179,21 +177,8 @@ def _rewrite(claim: _Claim, *, writer: Any) -> tuple[str, int]:
 
 
 def _backfill_embeddings(run: RefreshRun, *, limit: int) -> None:
-    # Optional hook: the embeddings module may not be installed in this
-    # deployment. find_spec tells "absent" apart from "present but broken".
     try:
-        present = importlib.util.find_spec("graph_memory.embeddings") is not None
-    except (ImportError, ValueError):
-        present = False
-    if not present:
-        logger.debug("no graph_memory.embeddings module: embedding backfill skipped")
-        return
-    backfill = getattr(importlib.import_module("graph_memory.embeddings"), "backfill_missing_embeddings", None)
-    if backfill is None:
-        logger.debug("graph_memory.embeddings has no backfill_missing_embeddings: skipped")
-        return
-    try:
-        result = backfill(firm_id=run.firm_id, limit=limit)
+        result = embeddings.backfill_missing_embeddings(firm_id=run.firm_id, limit=limit)
     except DatabaseError:
         raise
     except Exception as exc:
@@ -252,8 +237,6 @@ def refresh_firm(
         # One writer (one HTTP client) for the whole run: building a client
         # costs about as much as a fast model call. Built before any claim, so
         # a misconfigured writer fails the run without leasing a case.
-        from graph_memory.summaries.writers import get_writer
-
         writer = get_writer()
         while run.claimed < cap and (budget is None or run.tokens_used < budget):
             claim = _claim_next(firm_id=firm_id, taken=taken)
@@ -278,15 +261,6 @@ def refresh_firm(
     return run
 
 
-def refresh_all_firms() -> list[int]:
-    """Enqueue one refresh task per firm (a Celery group, firm ids only), on commit; returns the ids."""
-    from celery import group
-
-    from graph_memory.tasks import refresh_firm_task
-
-    firm_ids = list(firm_model().objects.order_by("pk").values_list("pk", flat=True))
-    if firm_ids:
-        job = group(refresh_firm_task.s(firm_id) for firm_id in firm_ids)
-        # Each firm is its own task: one firm's bad night (or crash) cannot touch another's.
-        transaction.on_commit(job.apply_async)
-    return firm_ids
+def firms_to_refresh() -> list[int]:
+    """The ids of every firm the nightly run visits, in a stable order (tasks.py fans out one task each)."""
+    return list(firm_model().objects.order_by("pk").values_list("pk", flat=True))

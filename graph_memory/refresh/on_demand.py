@@ -12,6 +12,8 @@ from django.utils import timezone
 from graph_memory import conf
 from graph_memory.models import CaseSummary
 from graph_memory.refresh.locks import case_lock
+from graph_memory.summaries import service as summary_service
+from graph_memory.summaries.writers import get_writer
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +56,6 @@ def ensure_summary(*, case_id: int, timeout: float | None = None) -> CaseSummary
             # The caller we waited for just tried and failed: paying for a
             # second attempt now would double the cost of a bad case.
             return None
-        from graph_memory.summaries import service as summary_service
-
         try:
             writer = _writer_within(max(wait - (time.monotonic() - started), _MIN_MODEL_SECONDS))
         except ImproperlyConfigured as exc:
@@ -74,8 +74,6 @@ def _writer_within(seconds: float) -> Any:
     Someone is waiting for this answer: a timed-out write is recorded as a
     failure and left to the nightly run, which retries with the usual limits.
     """
-    from graph_memory.summaries.writers import get_writer
-
     writer = get_writer()
     client = getattr(writer, "client", None)
     if client is not None and hasattr(client, "with_options"):

@@ -24,7 +24,7 @@ from typing import Any
 
 from graph_memory import conf
 from graph_memory.adapter import RECORD_KINDS, SliceLimits, get_adapter
-from graph_memory.summaries.verify import CURRENCY_CODES, CURRENCY_SYMBOLS, MONTHS
+from graph_memory.summaries.facts import CURRENCY_CODES, CURRENCY_SYMBOLS, MONTHS
 
 # An item cut by the total cap is kept only if this much of it still fits.
 MIN_CLIPPED_ITEM_CHARS = 200

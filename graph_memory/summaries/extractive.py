@@ -1,4 +1,4 @@
-"""The extractive writer: no model, the summary is assembled from the slice itself."""
+"""The extractive writer: no model, the narrative is assembled from the slice's own sentences, each its own quote."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.base import WriterResult
 from graph_memory.summaries.context import ContextSlice, clip
-from graph_memory.summaries.verify import extract_facts
+from graph_memory.summaries.facts import extract_facts
 
 # A sentence ends at . ! or ? followed by a capital, digit, quote or bracket, except after an abbreviation.
 _NOT_AFTER = ("Inc.", "Corp.", "Ltd.", "Co.", "No.", "v.", "vs.", "St.", "Dr.", "Mr.", "Ms.", "Jan.", "Feb.", "Mar.",
@@ -23,10 +23,13 @@ def sentences(text: str) -> list[str]:
 
 
 class ExtractiveWriter:
-    """No model: the summary is assembled from the slice's own fields and sentences.
+    """No model: the narrative is assembled from the records' own sentences.
 
-    Deterministic, free, offline. Each statement is the text of the item it
-    cites (or one of its sentences), so it can only repeat what the records say.
+    Deterministic, free, offline. Every statement is a sentence of the item it
+    cites (the first one of a record with its label, "Working note
+    (2026-11-02): ..."), and its quote is that same span, so it can only
+    repeat what the records say. Field facts (status, parties, deadlines,
+    invoices, titles) are not written here: fields.py renders them.
     """
 
     name = "extractive"
@@ -37,44 +40,28 @@ class ExtractiveWriter:
 
         def add(section: str, text: str, source_id: str) -> None:
             if len(content[section]) < rulebook.MAX_STATEMENTS_PER_SECTION and text:
-                content[section].append({"text": clip(text, EXTRACT_SENTENCE_MAX), "sources": [source_id]})
+                clipped = clip(text, EXTRACT_SENTENCE_MAX)
+                # clip() marks a cut with "…", which the record does not have: the quote ends before it.
+                quote = clipped.removesuffix("…").rstrip()[: rulebook.MAX_QUOTE_CHARS]
+                content[section].append({"text": clipped, "sources": [source_id], "quote": quote})
 
         header = context.get("case:header")
         if header is not None:
-            first = sentences(header.text)
-            # "Case KEY: Title." + "Status: ..." + "Opened: ..." then the description's sentences.
-            add("status", " ".join(first[:3]), header.source_id)
-            for sentence in first[3:5]:
+            for sentence in sentences(header.body)[:2]:
                 add("status", sentence, header.source_id)
         for item in context.items:
-            if item.kind in ("client", "counterparty"):
-                add("parties", item.text, item.source_id)
-            elif item.kind == "deadline":
-                add("key_dates", item.text, item.source_id)
-            elif item.kind == "invoice":
-                add("money", item.text, item.source_id)
-        records = [i for i in context.items if i.kind in ("note", "draft", "document")]
-        used: set[str] = set()
-        for item in records:
-            for sentence in sentences(item.body):
-                if _mentions_money(sentence):
-                    add("money", sentence, item.source_id)
-                    used.add(sentence)
-        for item in records:
-            if item.kind == "document" and not item.source_id.endswith("#p1"):
+            if item.kind not in ("note", "draft", "document"):
                 continue
-            first = sentences(item.body)
-            # The record's first sentence, unless the money section already said it: then its label.
-            if first and first[0] not in used:
-                add("recent_activity", f"{item.label}: {first[0]}" if item.label else first[0], item.source_id)
-            elif item.label:
-                add("recent_activity", item.label + ".", item.source_id)
-            if item.kind == "note":
-                for sentence in first:
-                    if sentence.endswith("?"):
-                        add("open_questions", sentence, item.source_id)
+            first_page = item.kind != "document" or item.source_id.endswith("#p1")
+            for index, sentence in enumerate(sentences(item.body)):
+                facts = extract_facts(sentence)
+                if sentence.endswith("?") and item.kind != "document":
+                    add("open_questions", sentence, item.source_id)
+                elif facts.money:
+                    add("money", sentence, item.source_id)
+                elif facts.dates or facts.months:
+                    add("key_dates", sentence, item.source_id)
+                elif index == 0 and first_page:
+                    # The label makes it a contiguous span of the item: "Working note (...): <first sentence>".
+                    add("recent_activity", f"{item.label}: {sentence}" if item.label else sentence, item.source_id)
         return WriterResult(content=content)
-
-
-def _mentions_money(sentence: str) -> bool:
-    return bool(extract_facts(sentence).money)

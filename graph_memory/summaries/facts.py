@@ -106,7 +106,9 @@ _ORDINAL_OR_UNIT = re.compile(r"(?P<num>\d+)(?:st|nd|rd|th|-[a-z]+)", re.I)
 _NUMBER_WORD = "|".join(sorted([*NUMBER_WORDS, *WORD_SCALES], key=len, reverse=True))
 _WORD_NUMBER = re.compile(rf"\b(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*\b", re.I)
 _AFTER_WORD_NUMBER = re.compile(
-    r"\s*(?:(?P<pct>%|percent\b|per\s+cent\b)|(?P<cur>" + "|".join(sorted(CURRENCY_CODES)) + r"|(?i:dollars?|euros?|pounds)\b))"
+    r"\s*(?:(?P<pct>%|percent\b|per\s+cent\b)|(?P<cur>"
+    + "|".join(sorted(CURRENCY_CODES))
+    + r"|(?i:dollars?|euros?|pounds)\b))"
 )
 _BEFORE_WORD_NUMBER = re.compile(r"(?P<cur>US\$|\$|€|£|¥|\b(?:" + "|".join(sorted(CURRENCY_CODES)) + r"))\s?$")
 
@@ -332,7 +334,14 @@ def proper_terms(text: str) -> list[str]:
         segment: list[tuple[str, int]] = []
         for word, start in [*words, ("", -1)]:
             bare = _bare(word)
-            if word and bare not in MONTHS and bare not in WEEKDAYS and word.strip(".,") not in CURRENCY_CODES:
+            # Months, weekdays, currency codes and identifiers ("INV-0057": a fact, checked as one) split a run.
+            splits = (
+                bare in MONTHS
+                or bare in WEEKDAYS
+                or word.strip(".,") in CURRENCY_CODES
+                or any(c.isdigit() for c in word)
+            )
+            if word and not splits:
                 segment.append((word, start))
                 continue
             while segment and _bare(segment[0][0]) in STARTERS:
@@ -383,7 +392,7 @@ FRAMING = {
     "draft", "drafts", "dated",
 }  # fmt: skip
 # Words that answer nothing on their own ("Yes", "No", "N/A", "TBD").
-FILLERS = {"yes", "no", "ok", "okay", "none", "n", "na", "unknown", "tbd", "nil", "null", "same", "see", "above", "below"}
+FILLERS = {"yes", "no", "ok", "okay", "none", "n", "na", "unknown", "tbd", "nil", "null", "same", "see", "above", "below"}  # fmt: skip
 
 _SUFFIXES = (
     "ational", "ations", "ation", "ements", "ement", "ments", "ment", "ingly", "ings", "ing", "ated",

@@ -1,47 +1,104 @@
-"""The openai writer: any OpenAI-compatible chat completions server, through the official client."""
+"""The openai writer: any OpenAI-compatible chat completions server, through the official client.
+
+Real servers differ in what they accept, so the response format is a ladder,
+tried in order and remembered per server:
+
+1. `json_schema` (OpenAI structured outputs, recent vLLM);
+2. `json_object` with the schema attached, both as `response_format.schema`
+   (llama-cpp-python turns it into a grammar) and as `guided_json` (vLLM);
+3. plain `json_object` (an OpenAI model without structured outputs).
+
+A server refuses a rung with an error that names the response format or the
+schema, with whatever status it likes: llama-cpp-python answers HTTP 500
+(`internal_server_error`, "Input should be 'text' or 'json_object'"), vLLM
+and OpenAI HTTP 400. A refusal moves one rung down and is remembered in the
+cache (shared by every process) for OPENAI_FORMAT_MEMORY_TTL seconds.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
+import math
 import re
 import time
 from dataclasses import replace
 from typing import Any
 
 import openai
+from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 
 from graph_memory import conf
 from graph_memory.summaries import rulebook
-from graph_memory.summaries.base import ModelCall, WriterError, WriterResult, validate_content
+from graph_memory.summaries.base import (
+    CHARS_PER_TOKEN,
+    ModelCall,
+    WriterError,
+    WriterResult,
+    max_output_tokens,
+    validate_content,
+)
 from graph_memory.summaries.context import ContextSlice
 
+logger = logging.getLogger(__name__)
 
-def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
-    """A 4xx that complains about response_format / json_schema (llama.cpp's server, older vLLM...)."""
-    if not 400 <= exc.status_code < 500 or exc.status_code in (401, 403, 404, 429):
-        return False
-    text = f"{exc.message} {exc.body}".lower()
-    return "response_format" in text or "json_schema" in text
+MODES: tuple[str, ...] = ("json_schema", "json_object+schema", "json_object")
+SERVER_ERROR_MAX_CHARS = 300
+# Statuses that say nothing about the response format: auth, missing model, rate limits, lock timeouts.
+_NOT_A_REFUSAL = {401, 403, 404, 408, 409, 429}
+_REFUSAL_WORDS = ("response_format", "json_schema", "guided_json", "schema")
+_RETRY_BASE_SECONDS = 0.5
+_RETRY_MAX_SECONDS = 8.0
+# FastAPI / pydantic validation errors, as llama-cpp-python and vLLM print them.
+_PYDANTIC_ERROR = re.compile(r"""'loc':\s*\(([^)]*)\),\s*'msg':\s*("[^"]*"|'[^']*')""")
+_ECHOED_INPUT = re.compile(r"""['"]input['"]\s*:""")
 
 
 class _Failed(Exception):
-    def __init__(self, reason: str, call: ModelCall, status_error: openai.APIStatusError | None = None) -> None:
+    def __init__(self, reason: str, call: ModelCall, *, retryable: bool = False, refused: bool = False) -> None:
         super().__init__(reason)
-        self.reason, self.call, self.status_error = reason, call, status_error
+        self.reason, self.call, self.retryable, self.refused = reason, call, retryable, refused
 
 
-# Servers known to reject json_schema, so later calls go straight to json_object.
-_JSON_OBJECT_ONLY: set[tuple[str, str]] = set()
+def refuses_format(exc: openai.APIStatusError) -> bool:
+    """The server refused the response format asked for: an error naming it, at any 4xx or 5xx status."""
+    if exc.status_code in _NOT_A_REFUSAL:
+        return False
+    text = f"{_error_text(exc)} {exc.message}".lower()
+    return any(word in text for word in _REFUSAL_WORDS)
+
+
+def server_explanation(exc: openai.APIStatusError, *, case_text: str = "") -> str:
+    """The server's own reason for an error, bounded, with nothing copied from the case records.
+
+    Validation errors are reduced to "where: message" pairs; anything a server
+    echoes back after an `input` key (pydantic prints the offending request
+    value there) is dropped; any run of four words, or any token with a digit,
+    that appears in `case_text` is replaced by "[case text]".
+    """
+    text = _error_text(exc)
+    pairs = _PYDANTIC_ERROR.findall(text)
+    if pairs:
+        text = "; ".join(f"{_dotted(loc)}: {msg[1:-1]}" for loc, msg in pairs)
+    else:
+        text = _ECHOED_INPUT.split(text, maxsplit=1)[0]
+    return _scrub(" ".join(text.split()), case_text)[:SERVER_ERROR_MAX_CHARS]
 
 
 class OpenAIWriter:
     """Any OpenAI-compatible chat completions server, through the official client.
 
-    Temperature 0, bounded timeout and retries (settings OPENAI_TIMEOUT,
-    OPENAI_MAX_RETRIES). Asks for the JSON-schema response format; a server
-    that rejects it gets JSON-object mode instead, and the answer is validated
-    against the same schema here either way.
+    Promises: temperature 0; every request bounded by OPENAI_TIMEOUT and by
+    `max_tokens` (OPENAI_MAX_TOKENS, or by default the most a valid answer to
+    `rulebook.OUTPUT_SCHEMA` can need); connection errors, 429 and 5xx are
+    retried up to OPENAI_MAX_RETRIES times, a timeout never (the server is
+    still generating for the request we gave up on: a retry would queue a
+    second generation behind it); every HTTP attempt is reported as its own
+    `ModelCall`, with the server's token counts or, when it gave none, an
+    estimate marked as one. The answer is validated against the schema here
+    whichever response format the server accepted.
     """
 
     name = "openai"
@@ -52,62 +109,122 @@ class OpenAIWriter:
         api_key = conf.openai_api_key()
         if not api_key and not self.base_url:
             raise ImproperlyConfigured("the openai writer needs OPENAI_API_KEY (or OPENAI_BASE_URL)")
+        self.max_retries = int(conf.get("OPENAI_MAX_RETRIES"))
         self.client = openai.OpenAI(
             # Local servers (llama.cpp, vLLM) need no key, but the client insists on one.
             api_key=api_key or "not-needed",
             base_url=self.base_url,
             timeout=float(conf.get("OPENAI_TIMEOUT")),
-            max_retries=int(conf.get("OPENAI_MAX_RETRIES")),
+            # Retries are ours (below): the SDK's would also retry timeouts and hide attempts from the log.
+            max_retries=0,
         )
 
-    def _call(self, messages: list[dict[str, str]], response_format: dict[str, Any]) -> tuple[Any, ModelCall]:
+    # --- the response-format memory --------------------------------------------------------
+
+    @property
+    def _memory_key(self) -> str:
+        server = f"{self.client.base_url}|{self.model}"
+        return "graph_memory:openai-format:" + hashlib.sha256(server.encode()).hexdigest()[:32]
+
+    def remembered_mode(self) -> str:
+        """The response format this server accepted last (within the memory's lifetime), else the first rung."""
+        try:
+            mode = cache.get(self._memory_key)
+        except Exception:  # the memory only saves a refused request; a broken cache must not stop the write
+            logger.warning("could not read the response-format memory", exc_info=True)
+            return MODES[0]
+        return mode if mode in MODES else MODES[0]
+
+    def _remember(self, mode: str) -> None:
+        try:
+            cache.set(self._memory_key, mode, timeout=int(conf.get("OPENAI_FORMAT_MEMORY_TTL")))
+        except Exception:
+            logger.warning("could not write the response-format memory", exc_info=True)
+
+    # --- one HTTP attempt ------------------------------------------------------------------
+
+    def max_tokens(self) -> int:
+        configured = conf.get("OPENAI_MAX_TOKENS")
+        return int(configured) if configured not in (None, "") else max_output_tokens(rulebook.OUTPUT_SCHEMA)
+
+    def _call(
+        self, messages: list[dict[str, str]], *, mode: str, max_tokens: int, case_text: str
+    ) -> tuple[Any, ModelCall]:
+        response_format, extra_body = _request_format(mode)
+        prompt_tokens = math.ceil(sum(len(m["content"]) for m in messages) / CHARS_PER_TOKEN)
         started = time.monotonic()
         try:
             completion = self.client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 temperature=0,
+                max_tokens=max_tokens,
                 response_format=response_format,  # type: ignore[arg-type]
+                extra_body=extra_body,
             )
         except openai.APITimeoutError:
-            raise _Failed("timeout", ModelCall(self.model, latency_ms=_ms(started), error="timeout")) from None
+            # Non-streamed generations are not cancelled when the client leaves: count what
+            # the server will have spent by the time it stops, at most max_tokens.
+            call = ModelCall(
+                self.model, prompt_tokens, max_tokens, _ms(started), error="timeout", mode=mode, estimated=True
+            )
+            raise _Failed("timeout", call) from None
         except openai.APIConnectionError:
-            error = "connection error"
-            raise _Failed(error, ModelCall(self.model, latency_ms=_ms(started), error=error)) from None
+            call = ModelCall(self.model, latency_ms=_ms(started), error="connection error", mode=mode)
+            raise _Failed("connection error", call, retryable=True) from None
         except openai.APIStatusError as exc:
-            error = f"HTTP {exc.status_code}"
-            raise _Failed(error, ModelCall(self.model, latency_ms=_ms(started), error=error), exc) from None
+            refused = refuses_format(exc)
+            error = f"{mode} refused" if refused else f"HTTP {exc.status_code}"
+            explanation = server_explanation(exc, case_text=case_text)
+            call = ModelCall(self.model, latency_ms=_ms(started), error=error, mode=mode, server_error=explanation)
+            retryable = not refused and (exc.status_code >= 500 or exc.status_code in (408, 409, 429))
+            raise _Failed(error, call, retryable=retryable, refused=refused) from None
         usage = completion.usage
-        call = ModelCall(
-            model=self.model,
-            tokens_in=(usage.prompt_tokens or 0) if usage else 0,
-            tokens_out=(usage.completion_tokens or 0) if usage else 0,
-            latency_ms=_ms(started),
-        )
+        text = (completion.choices[0].message.content or "") if completion.choices else ""
+        if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
+            call = ModelCall(
+                self.model, usage.prompt_tokens or 0, usage.completion_tokens or 0, _ms(started), mode=mode
+            )
+        else:
+            out = math.ceil(len(text) / CHARS_PER_TOKEN)
+            call = ModelCall(self.model, prompt_tokens, out, _ms(started), mode=mode, estimated=True)
         return completion, call
+
+    def _attempt(
+        self, messages: list[dict[str, str]], *, mode: str, max_tokens: int, case_text: str, calls: list[ModelCall]
+    ) -> tuple[Any, ModelCall]:
+        for attempt in range(self.max_retries + 1):
+            try:
+                return self._call(messages, mode=mode, max_tokens=max_tokens, case_text=case_text)
+            except _Failed as failed:
+                if not failed.retryable or attempt == self.max_retries:
+                    raise
+                calls.append(failed.call)
+                time.sleep(min(_RETRY_BASE_SECONDS * 2**attempt, _RETRY_MAX_SECONDS))
+        raise AssertionError("unreachable")
+
+    # --- the writer ------------------------------------------------------------------------
 
     def write(self, context: ContextSlice) -> WriterResult:
         messages = rulebook.build_messages(context.text)
-        schema_format = {
-            "type": "json_schema",
-            "json_schema": {"name": "case_summary", "strict": True, "schema": rulebook.OUTPUT_SCHEMA},
-        }
+        max_tokens = self.max_tokens()
+        first = self.remembered_mode()
         calls: list[ModelCall] = []
-        server = (self.base_url or "", self.model)
-        try:
-            if server in _JSON_OBJECT_ONLY:
-                completion, call = self._call(messages, {"type": "json_object"})
-            else:
-                try:
-                    completion, call = self._call(messages, schema_format)
-                except _Failed as failed:
-                    if failed.status_error is None or not _rejects_json_schema(failed.status_error):
-                        raise
-                    calls.append(ModelCall(self.model, latency_ms=failed.call.latency_ms, error="json_schema rejected"))
-                    _JSON_OBJECT_ONLY.add(server)
-                    completion, call = self._call(messages, {"type": "json_object"})
-        except _Failed as failed:
-            raise WriterError(failed.reason, calls=(*calls, failed.call)) from None
+        for mode in MODES[MODES.index(first) :]:
+            try:
+                completion, call = self._attempt(
+                    messages, mode=mode, max_tokens=max_tokens, case_text=context.text, calls=calls
+                )
+            except _Failed as failed:
+                calls.append(failed.call)
+                if failed.refused:
+                    continue
+                raise WriterError(failed.reason, calls=tuple(calls)) from None
+            if mode != first:
+                self._remember(mode)
+            break
+        else:
+            raise WriterError("every response format refused", calls=tuple(calls))
 
         def fail(reason: str) -> WriterError:
             return WriterError(reason, calls=(*calls, replace(call, error=reason)))
@@ -116,7 +233,7 @@ class OpenAIWriter:
         if choice is None or not choice.message.content:
             raise fail("empty response")
         if choice.finish_reason == "length":
-            raise fail("output truncated")
+            raise fail(f"output truncated at max_tokens ({max_tokens})")
         try:
             content = json.loads(_strip_fence(choice.message.content))
         except json.JSONDecodeError:
@@ -131,6 +248,50 @@ class OpenAIWriter:
             tokens_out=sum(c.tokens_out for c in calls),
             calls=tuple(calls),
         )
+
+
+def _request_format(mode: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    schema = rulebook.OUTPUT_SCHEMA
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "case_summary", "strict": True, "schema": schema}}, None
+    if mode == "json_object+schema":
+        return {"type": "json_object", "schema": schema}, {"guided_json": schema}
+    return {"type": "json_object"}, None
+
+
+def _error_text(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        detail = body.get("message") or body.get("detail") or body.get("error")
+        return detail if isinstance(detail, str) else json.dumps(detail if detail is not None else body, default=str)
+    return str(body) if body is not None else ""
+
+
+def _dotted(loc: str) -> str:
+    """The pydantic location "('body', 'response_format', 'type')" as "body.response_format.type"."""
+    return ".".join(part.strip(" '\"") for part in loc.split(",") if part.strip(" '\""))
+
+
+def _scrub(text: str, case_text: str) -> str:
+    if not case_text or not text:
+        return text
+    haystack = " ".join(case_text.split()).casefold()
+    words = text.split(" ")
+    hidden = [False] * len(words)
+    for i in range(len(words) - 3):
+        if " ".join(words[i : i + 4]).casefold() in haystack:
+            hidden[i : i + 4] = [True] * 4
+    for i, word in enumerate(words):
+        bare = word.strip(".,;:()[]{}'\"")
+        if any(ch.isdigit() for ch in bare) and len(bare) >= 5 and bare.casefold() in haystack:
+            hidden[i] = True
+    kept: list[str] = []
+    for word, hide in zip(words, hidden, strict=True):
+        if not hide:
+            kept.append(word)
+        elif not kept or kept[-1] != "[case text]":
+            kept.append("[case text]")
+    return " ".join(kept)
 
 
 def _ms(started: float) -> int:

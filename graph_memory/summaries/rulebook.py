@@ -1,7 +1,10 @@
 """The rulebook: how a case summary is written, its output shape, and how it reads as text.
 
 Bump PROMPT_VERSION whenever the prompt or the schema changes; every saved
-summary records the version it was written under.
+summary records the version it was written under. The model writes only
+narrative statements, each with a verbatim quote from one cited record
+(verify.py checks it); facts the records hold as fields are rendered by
+fields.py and never asked of the model.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-PROMPT_VERSION = "summary-v1"
+PROMPT_VERSION = "summary-v2"
 
 SECTIONS: tuple[str, ...] = ("status", "parties", "key_dates", "money", "recent_activity", "open_questions")
 SECTION_TITLES = {
@@ -22,16 +25,21 @@ SECTION_TITLES = {
 }
 MAX_STATEMENTS_PER_SECTION = 6
 MAX_STATEMENT_CHARS = 400
+MAX_QUOTE_CHARS = 300
 
+# What the model writes. A stored statement has the same keys plus "kind": "quote"
+# (a verified written statement) or "kind": "field" (rendered from the records by
+# fields.py, with no quote).
 _STATEMENT = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["text", "sources"],
+    "required": ["text", "sources", "quote"],
     "properties": {
-        # Length is checked by verify.py (dropping one long statement, not the whole answer):
+        # Lengths are checked by verify.py (dropping one long statement, not the whole answer):
         # OpenAI's strict structured outputs reject minLength/maxLength.
         "text": {"type": "string"},
         "sources": {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "string"}},
+        "quote": {"type": "string"},
     },
 }
 
@@ -44,20 +52,30 @@ OUTPUT_SCHEMA: dict[str, Any] = {
     },
 }
 
-SYSTEM_PROMPT = f"""You write the internal orientation summary of ONE legal case for a law firm's AI assistant.
+SYSTEM_PROMPT = f"""You write the narrative of the internal orientation summary of ONE legal case for a law firm's AI assistant.
+
+What the records hold as fields is added to the summary from the records themselves, so do NOT restate it:
+the case's status and opening date, the client and the counterparties with their roles, each deadline's
+title, due date and open/done state, each invoice's number, date, amount and state, document titles and dates.
+Write only what needs reading: where the matter stands, what the documents, drafts and notes say, and the
+open questions the records themselves raise.
 
 Rules (all of them are checked mechanically; a statement that breaks one is thrown away):
-1. Use only facts stated in the case records below. Never invent or infer a date, amount, number,
-   percentage, deadline, party, person or relationship. Do not compute new dates or totals.
-2. Copy every date, amount and number exactly as the records write it.
-3. Name only parties whose names appear in the records.
-4. Every statement cites, in "sources", the ids of the records it rests on (the ids in square
-   brackets, e.g. "deadline:signing" or "document:spa-v3#p2"). Cite nothing else.
-5. Keep it short: one fact per statement, at most {MAX_STATEMENTS_PER_SECTION} statements per section,
-   plain sentences. When the records are thin, write less; an empty section is fine.
-6. Sections: status (where the case stands), parties (client, counterparties and their roles),
-   key_dates (key dates and open deadlines), money (amounts, invoices, fees), recent_activity
-   (latest documents, drafts and notes), open_questions (issues the records themselves leave open).
+1. Every statement has "text", "sources" and "quote". "quote" is copied character for character from ONE
+   record (at most {MAX_QUOTE_CHARS} characters, one contiguous span, no "..."), and "sources" cites that
+   record by the id in square brackets (e.g. "note:n1" or "document:spa-v3#p2").
+2. The text says only what its quote says. Every date, amount, number, percentage, identifier and name in
+   the text is in the quote; so is every word of state (paid, unpaid, open, done, met, missed, granted,
+   denied, signed, filed, served, settled, agreed, closed ...) and every negation ("not", "no", "never").
+   Most other words of the text come from the quote too. Never combine facts from two records.
+3. Never invent or infer a date, amount, number, deadline, party, person, event or relationship, and do
+   not compute dates or totals. Call a party client or counterparty only as the records do.
+4. One fact per statement, plain sentences, at most {MAX_STATEMENTS_PER_SECTION} statements per section,
+   no statement repeated. When the records are thin, write less; an empty section is fine.
+5. Sections: status (where the matter stands), parties (what the records say a party did or wants),
+   key_dates (dates the documents and notes give), money (amounts the documents and notes give),
+   recent_activity (what the latest documents, drafts and notes say), open_questions (issues the records
+   themselves leave open).
 
 Answer with one JSON object and nothing else, shaped exactly like this JSON Schema:
 {json.dumps(OUTPUT_SCHEMA, separators=(",", ":"))}"""
@@ -81,7 +99,9 @@ def empty_content() -> dict[str, list[dict[str, Any]]]:
 
 
 def render_text(content: dict[str, Any]) -> str:
-    """Plain text for reading: one heading per non-empty section, one line per statement with its sources."""
+    """Plain text for reading: one heading per non-empty section, one line per statement with its sources.
+
+    Rendered field facts and quoted statements read alike; `content` keeps which is which."""
     blocks = []
     for section in SECTIONS:
         statements = content.get(section) or []

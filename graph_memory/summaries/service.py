@@ -21,7 +21,9 @@ from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import AICall, CaseSummary, SummaryVersion
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.context import CaseNotFound, ContextSlice, build_context
-from graph_memory.summaries.verify import verify_summary
+from graph_memory.summaries.fields import with_field_facts
+from graph_memory.summaries.guard import Judgement, judge_rewrite
+from graph_memory.summaries.verify import Verification, verify_summary
 from graph_memory.summaries.writers import ModelCall, Writer, WriterError, get_writer, validate_content
 
 logger = logging.getLogger(__name__)
@@ -41,9 +43,14 @@ def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary
     """Write, verify and save the summary of case `case_id`; return the saved row.
 
     Promises: only statements that pass `verify.verify_summary` are saved; a
-    failure of any kind (writer error, timeout, garbage, nothing verified)
-    saves nothing but the error and raises `SummaryFailed`; every model call
-    is logged as an `AICall` (counts only) and announced by
+    rewrite that `guard.judge_rewrite` finds markedly poorer than the current
+    summary is not saved ("rejected: weaker than current"); a failure of any
+    kind (writer error, timeout, garbage, an empty answer, nothing verified,
+    rejected by the guard) saves nothing but the error and the attempt's
+    report (`CaseSummary.last_attempt`: outcome, reason, the server's
+    explanation, the verification report, the guard's figures), keeps the case
+    stale, and raises `SummaryFailed`; every HTTP attempt is logged as its own
+    `AICall` (counts only, estimated tokens marked) and announced by
     `events.ai_call_finished`; a change to the case that lands while the
     summary is being written keeps the case stale. `events.summary_saved` is
     sent after the save commits.
@@ -60,34 +67,53 @@ def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary
     try:
         writer = writer or get_writer()
     except ImproperlyConfigured:
-        _record_failure(row.pk, "writer not configured")
+        _record_failure(row.pk, "writer not configured", attempt=_attempt("error", "writer not configured"))
         raise SummaryFailed("writer not configured") from None
 
     try:
         result = writer.write(context)
     except WriterError as exc:
         _log_calls(exc.calls, writer=writer, context=context, outcome=AICall.Outcome.ERROR, error=exc.reason)
-        _record_failure(row.pk, exc.reason)
+        attempt = _attempt("error", exc.reason, writer=writer, calls=exc.calls)
+        _record_failure(
+            row.pk, f"{exc.reason}: {exc.server_error}" if exc.server_error else exc.reason, attempt=attempt
+        )
         raise SummaryFailed(exc.reason) from None
     except Exception as exc:  # a writer bug must not lose the previous summary either
         logger.exception("summary writer %s failed on case %s", writer.name, case_id)
-        _record_failure(row.pk, f"writer error: {type(exc).__name__}")
-        raise SummaryFailed(f"writer error: {type(exc).__name__}") from None
+        reason = f"writer error: {type(exc).__name__}"
+        _record_failure(row.pk, reason, attempt=_attempt("error", reason, writer=writer))
+        raise SummaryFailed(reason) from None
 
     problem = validate_content(result.content)
     verification = verify_summary(result.content, context) if problem is None else None
-    reason = problem or ("" if verification and verification.ok else "no statement survived verification")
+    if verification is not None:
+        # Field facts are rendered from the records, never written (fields.py): they join the verified narrative here.
+        verification = with_field_facts(verification, context)
+    # The content as it would be saved, and judged against the current summary.
+    content = verification.content if verification is not None else {}
+    judgement = (
+        judge_rewrite(current=row.content or {}, new=content, report=verification.report, context=context)
+        if verification is not None and verification.ok
+        else Judgement()
+    )
+    reason = problem or _unverified(verification) or judgement.reason
     # The extractive writer makes no model call, so it reports no calls and logs no AICall.
     outcome = AICall.Outcome.REJECTED if reason else AICall.Outcome.OK
-    _log_calls(result.calls, writer=writer, context=context, outcome=outcome, error=reason)
+    attempt = _attempt(
+        "saved" if not reason else "rejected", reason, writer=writer, calls=result.calls,
+        verification=verification, judgement=judgement,
+    )  # fmt: skip
+    counts = {"counts": verification.report.get("counts", {}), "guard": judgement.figures} if verification else {}
+    _log_calls(result.calls, writer=writer, context=context, outcome=outcome, error=reason, report=counts)
     if reason or verification is None:
-        _record_failure(row.pk, reason)
+        _record_failure(row.pk, reason, attempt=attempt)
         raise SummaryFailed(reason)
 
-    text = rulebook.render_text(verification.content)
+    text = rulebook.render_text(content)
     fields: dict[str, Any] = {
         "text": text,
-        "content": verification.content,
+        "content": content,
         "writer": writer.name,
         "model": writer.model,
         "prompt_version": rulebook.PROMPT_VERSION,
@@ -105,6 +131,7 @@ def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary
             attempts=0,
             last_error="",
             last_attempt_at=now,
+            last_attempt=attempt,
             next_attempt_after=None,
             search_vector=_search_vector(context, text),
             # Compare-and-set in the same UPDATE: clear the flag only if no change
@@ -152,18 +179,64 @@ def _search_vector(context: ContextSlice, text: str) -> Any:
     ) + SearchVector(Value(f"{context.description} {text}", output_field=TextField()), weight="B", config="english")
 
 
-def _record_failure(row_pk: int, reason: str) -> None:
+def _unverified(verification: Verification | None) -> str:
+    if verification is None or verification.ok:
+        return ""
+    if not verification.report.get("counts", {}).get("statements"):
+        return "empty answer: no statement written"
+    return "no statement survived verification"
+
+
+def _attempt(
+    outcome: str,
+    reason: str,
+    *,
+    writer: Writer | None = None,
+    calls: tuple[ModelCall, ...] = (),
+    verification: Verification | None = None,
+    judgement: Judgement | None = None,
+) -> dict[str, Any]:
+    """What `CaseSummary.last_attempt` keeps of one attempt (its verification report quotes the dropped statements)."""
+    return {
+        "at": timezone.now().isoformat(),
+        "outcome": outcome,
+        "reason": reason,
+        "writer": writer.name if writer else "",
+        "model": writer.model if writer else "",
+        "calls": len(calls),
+        "modes": [c.mode for c in calls if c.mode],
+        "tokens_in": sum(c.tokens_in for c in calls),
+        "tokens_out": sum(c.tokens_out for c in calls),
+        "tokens_estimated": any(c.estimated for c in calls),
+        "latency_ms": sum(c.latency_ms for c in calls),
+        "server_error": next((c.server_error for c in reversed(calls) if c.server_error), ""),
+        "verification": verification.report if verification is not None else None,
+        "guard": judgement.figures if judgement is not None else {},
+    }
+
+
+def _record_failure(row_pk: int, reason: str, *, attempt: dict[str, Any]) -> None:
     """One UPDATE: the text and content stay as they were; the flag stays up."""
     CaseSummary.objects.filter(pk=row_pk).update(
-        attempts=F("attempts") + 1, last_error=reason[:ERROR_MAX_CHARS], last_attempt_at=timezone.now()
+        attempts=F("attempts") + 1,
+        last_error=reason[:ERROR_MAX_CHARS],
+        last_attempt_at=timezone.now(),
+        last_attempt=attempt,
     )
 
 
 def _log_calls(
-    calls: tuple[ModelCall, ...], *, writer: Writer, context: ContextSlice, outcome: str, error: str
+    calls: tuple[ModelCall, ...],
+    *,
+    writer: Writer,
+    context: ContextSlice,
+    outcome: str,
+    error: str,
+    report: dict[str, Any] | None = None,
 ) -> None:
-    """One AICall row per model call; the last call carries the outcome, earlier ones (a refused
-    response format) are errors. Counts and ids only, never prompt or output text."""
+    """One AICall row per HTTP attempt; the last carries the outcome and the verification counts,
+    earlier ones (a refused response format, a retried error) are errors. Counts, ids and the
+    server's scrubbed explanation only, never prompt or output text."""
     for position, call in enumerate(calls):
         last = position == len(calls) - 1
         ai_call = AICall.objects.create(
@@ -174,9 +247,13 @@ def _log_calls(
             model=call.model,
             tokens_in=call.tokens_in,
             tokens_out=call.tokens_out,
+            tokens_estimated=call.estimated,
             latency_ms=call.latency_ms,
             outcome=outcome if last else AICall.Outcome.ERROR,
             error=(call.error or (error if last else ""))[:ERROR_MAX_CHARS],
+            request_mode=call.mode,
+            server_error=call.server_error,
+            report=(report or {}) if last else {},
         )
         for receiver, response in events.ai_call_finished.send_robust(sender=AICall, ai_call=ai_call):
             if isinstance(response, Exception):

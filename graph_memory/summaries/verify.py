@@ -1,276 +1,131 @@
-"""Mechanical verification of a written summary against the slice it was written from.
+"""Mechanical verification of written statements, each against the quote it carries.
 
-A statement is kept only when
-1. every source id it cites is in the slice;
-2. every date, month, money amount, percentage, identifier and other number in
-   it appears in the text of the sources it cites, after normalisation;
-3. every party-like name in it is a name in the slice.
+A written statement is {"text", "sources", "quote"}: `quote` is a span the
+writer copied from one cited record. The statement is kept only if every rule
+below holds; the first rule it breaks is the reason it is dropped, recorded in
+the report with a detail naming what was missing.
 
-Normalisation (so that the same fact written two ways compares equal):
-- Dates: "2026-12-15", "15 December 2026", "15th Dec 2026", "December 15, 2026",
-  "Dec. 15, 2026" and "12/15/2026" are one date. A slash date is read as
-  month/day when the day is > 12 in second place, day/month when > 12 in first
-  place; when both parts are <= 12 (and differ) it is ambiguous and matches only
-  the same slash date written the same way. Dotted dates ("15.12.2026") are
-  day.month.year. "December 2026" is a month; it matches any date in that
-  month. A bare year matches a year of any cited date.
-- Money: a currency code or symbol before or after the amount ("USD 31,840.50",
-  "$31,840.50", "31840.50 USD", "EUR 48m", "EUR 48 million", "€48,000,000")
-  becomes (currency, value). "$" is read as USD. Thousands separators are
-  commas (or dots when there are several, or when a comma decimal follows).
-- Percentages: "3%", "3 %", "3 percent", "3 per cent" become one value.
-- Identifiers (tokens mixing digits with letters or hyphens: "INV-0057",
-  "2026-014", "v3") must appear literally (case-insensitively).
-- Any other number must equal a number, amount, percentage or year in the
-  cited sources. Numbers written as words are not checked.
-
-Names (a mechanical rule, deliberately conservative): a run of two or more
-capitalised words (joined by spaces, "&" or particles such as "of", "van",
-"de"), optionally ending in a legal suffix after a comma ("Holdings, Inc."),
-is a name candidate. Leading sentence words and roles ("The", "Client",
-"Buyer", ...) are stripped, and month names, weekdays and currency codes split
-a run. After case folding, dropping punctuation and legal suffixes, the
-candidate must be a contiguous part of a client's or counterparty's name, or
-occur in the text of the slice. A lone capitalised word is never checked: it
-cannot be told apart from the first word of a sentence.
+- `empty`, `too_long` (over rulebook.MAX_STATEMENT_CHARS), `contentless` (fewer
+  than two words, or nothing but stop words, fillers such as "Yes", "No", "N/A"
+  and the parties' or the case's own names), `no_sources`, `unknown_source`
+  (a cited id not in the slice), `no_quote`, `quote_too_long` (over
+  rulebook.MAX_QUOTE_CHARS).
+- `quote_not_in_source`: the quote is a substring of the text of a cited
+  record after normalising whitespace, quotation marks and dashes; nothing
+  looser (its own enclosing quotation marks and final punctuation mark are not
+  part of the span). The kept statement cites that one record.
+- `unsupported_date` / `_amount` / `_percentage` / `_identifier` / `_number`:
+  every fact of the text (facts.py: dates, months, years, amounts with scale
+  words in any case, percentages, identifiers, numbers in digits or in words)
+  is a fact of the quote. A quoted date also supports its month and year, a
+  quoted amount its bare figure.
+- `unsupported_state`: every word of state in the text (paid, unpaid, met,
+  missed, open, done, granted, denied, signed, settled, filed, served,
+  dismissed, agreed, refused, closed ...) is in the quote, in one of its own
+  forms ("settled" is not "settlement").
+- `unsupported_negation`: a text with a negation ("not", "no", "never",
+  "n't", "without" ...) needs one in its quote.
+- `wrong_role`: a role word attached to a party ("X is the client",
+  "counterparty X", "X, the counterparty") is that party's role in this case.
+- `unknown_name` / `name_not_in_quote`: every name (facts.proper_terms:
+  multi-word runs and capitalised words that do not start a sentence) is in
+  the quote, is part of a party's name, or is in the cited record's own label
+  ("According to the Due Diligence Memo" citing that memo). Otherwise a name
+  the slice writes capitalised elsewhere was taken from another record
+  (`name_not_in_quote`); a phrase the slice writes only in lower case is
+  ordinary words, left to the next rule; a phrase absent from the slice (an
+  invented party, a heading such as "Billing Ledger" that no record has) is
+  `unknown_name`.
+- `uncovered`: at least SUMMARY_MIN_QUOTE_COVERAGE (default 0.75) of the
+  text's content words, stemmed, are in the quote or the cited record's label.
+  Content words are all but stop words, framing words ("according", "states",
+  "note" ...), words of facts and words of the parties' names. So an invented
+  event ("The court granted the motion.") or a number bound to another noun
+  ("400 witnesses" from "400 Harbor Street") fails.
+- `duplicate`: the same text (case, spacing and punctuation aside) as a
+  statement kept before it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from datetime import date
-from decimal import Decimal, InvalidOperation
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from graph_memory.summaries.rulebook import MAX_STATEMENT_CHARS, SECTIONS
+from graph_memory import conf
+from graph_memory.summaries.facts import (
+    FILLERS,
+    FRAMING,
+    NEGATIONS,
+    STOPWORDS,
+    extract_facts,
+    is_fact_word,
+    name_key,
+    proper_terms,
+    source_facts,
+    stem,
+    unsupported,
+    words,
+)
+from graph_memory.summaries.rulebook import MAX_QUOTE_CHARS, MAX_STATEMENT_CHARS, SECTIONS
 
 if TYPE_CHECKING:
-    from graph_memory.summaries.context import ContextSlice
+    from graph_memory.summaries.context import ContextItem, ContextSlice
 
-MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
-    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
-    "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+# Each tuple is one state in its own forms; a text's state word needs one of them in the quote.
+STATE_FORMS: tuple[tuple[str, ...], ...] = (
+    ("paid", "repaid"), ("unpaid",), ("outstanding",), ("overdue",), ("met",), ("unmet",),
+    ("missed", "miss", "misses"), ("open", "opened", "opens", "reopened"), ("done",),
+    ("complete", "completed", "completes"), ("incomplete",), ("pending",), ("granted", "grant", "grants"),
+    ("denied", "deny", "denies"), ("signed", "sign", "signs", "countersigned"), ("unsigned",),
+    ("executed", "execute", "executes"), ("settled", "settle", "settles"), ("filed", "file", "files"),
+    ("served", "serve", "serves"), ("dismissed", "dismiss", "dismisses"), ("agreed", "agree", "agrees"),
+    ("refused", "refuse", "refuses"), ("rejected", "reject", "rejects"), ("accepted", "accept", "accepts"),
+    ("approved", "approve", "approves"), ("declined", "decline", "declines"), ("closed", "close", "closes"),
+    ("terminated", "terminate", "terminates"), ("withdrawn", "withdrew", "withdraw", "withdraws"),
+    ("expired", "expire", "expires"), ("cancelled", "canceled", "cancel", "cancels"),
+    ("resolved", "resolve", "resolves"), ("unresolved",), ("won", "win", "wins"), ("lost", "lose", "loses"),
+    ("breached", "breach", "breaches"), ("upheld", "uphold", "upholds"), ("overturned", "overturn"),
+    ("reversed", "reverse"), ("vacated", "vacate"), ("sent", "send", "sends"),
+    ("received", "receive", "receives"), ("submitted", "submit", "submits"),
+    ("delivered", "deliver", "delivers"), ("void", "voided"), ("lapsed", "lapse"),
+    ("suspended", "suspend"), ("revoked", "revoke"), ("concluded", "conclude"), ("abandoned", "abandon"),
+    ("finalised", "finalized", "finalise", "finalize"),
+)  # fmt: skip
+_STATE_OF = {form: forms for forms in STATE_FORMS for form in forms}
+ROLE_WORDS = {
+    "client": "client", "clients": "client", "counterparty": "counterparty",
+    "counterparties": "counterparty", "opponent": "counterparty", "adversary": "counterparty",
 }  # fmt: skip
-WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
-CURRENCY_CODES = {
-    "USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "NZD", "CNY", "HKD", "SGD", "INR", "SEK", "NOK",
-    "DKK", "PLN", "CZK", "HUF", "RON", "ZAR", "BRL", "MXN", "TRY", "AED", "SAR", "ILS", "KRW",
-}  # fmt: skip
-CURRENCY_SYMBOLS = {"US$": "USD", "$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
-CURRENCY_WORDS = {"dollars": "USD", "euros": "EUR", "euro": "EUR", "pounds": "GBP"}
-SCALES = {"thousand": 1_000, "k": 1_000, "million": 1_000_000, "mn": 1_000_000, "m": 1_000_000,
-          "billion": 1_000_000_000, "bn": 1_000_000_000}  # fmt: skip
-LEGAL_SUFFIXES = {
-    "inc", "incorporated", "llc", "llp", "lp", "lllp", "pllc", "ltd", "limited", "corp", "corporation",
-    "co", "company", "gmbh", "ag", "kg", "sa", "sas", "sarl", "bv", "nv", "plc", "pty", "se", "spa",
-    "srl", "oy", "ab", "pc",
-}  # fmt: skip
-STARTERS = {
-    "the", "a", "an", "this", "that", "these", "those", "on", "in", "at", "by", "for", "from", "to",
-    "under", "over", "as", "since", "until", "after", "before", "per", "with", "without", "both", "each",
-    "no", "not", "our", "their", "its", "his", "her", "it", "we", "they", "he", "she", "if", "when",
-    "while", "where", "once", "also", "and", "but", "or", "case", "matter", "client", "counterparty",
-    "buyer", "seller", "sellers", "purchaser", "vendor", "plaintiff", "defendant", "claimant",
-    "respondent", "landlord", "tenant", "employer", "employee", "opposing", "former", "status",
-    "invoice", "deadline", "document", "draft", "note", "working", "due", "next", "last", "new", "open",
-}  # fmt: skip
+# Words that may stand between a party and its role: "X is the client", "X, our client".
+_ROLE_GLUE = {"is", "was", "are", "remains", "acts", "act", "as", "the", "a", "an", "our", "firm", "firms"}
 
-_MONTH_RE = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-_NUM_RE = r"\d{1,3}(?:[,.\u00a0\u202f'\u2019]\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?"
-_SCALE_RE = r"(?:\s?(?P<scale>thousand|million|billion|mn|bn|m|k)\b)?"
-_CUR_BEFORE = r"(?P<cur>US\$|\$|€|£|¥|\b(?:" + "|".join(sorted(CURRENCY_CODES)) + r"))"
-_CUR_AFTER = r"(?P<cur2>€|£|\b(?:" + "|".join(sorted(CURRENCY_CODES)) + r"|dollars|euros?|pounds)\b)"
-
-_DATE_PATTERNS = [
-    ("iso", re.compile(r"(?<![\d.])(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?!\d)")),
-    (
-        "dmy",
-        re.compile(
-            r"(?<!\d)(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_RE + r",?\s+(?P<y>\d{4})(?!\d)", re.I
-        ),
-    ),
-    ("mdy", re.compile(_MONTH_RE + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})(?!\d)", re.I)),
-    ("slash", re.compile(r"(?<![\d/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})(?![\d/])")),
-    ("dots", re.compile(r"(?<![\d.])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})(?![\d.])")),
-    ("month", re.compile(_MONTH_RE + r"\s+(?P<y>\d{4})(?!\d)", re.I)),
-]
-_MONEY_BEFORE = re.compile(_CUR_BEFORE + r"\s?(?P<num>" + _NUM_RE + r")" + _SCALE_RE)
-_MONEY_AFTER = re.compile(r"(?<![\w.,])(?P<num>" + _NUM_RE + r")" + _SCALE_RE + r"\s?" + _CUR_AFTER)
-_PERCENT = re.compile(r"(?<![\w.,])(?P<num>" + _NUM_RE + r")\s?(?:%|percent\b|per\s+cent\b|pct\b)", re.I)
-_IDENT = re.compile(r"(?<![\w.,-])(?=[\w/-]*\d)[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+)*(?![\w-])")
-_PLAIN_NUMBER = re.compile(r"(?<![\w.,])(?P<num>" + _NUM_RE + r")(?:\s?(?P<scale>thousand|million|billion)\b)?")
-_ORDINAL_OR_UNIT = re.compile(r"(?P<num>\d+)(?:st|nd|rd|th|-[a-z]+)", re.I)
-
-_CAPWORD = r"[A-Z][\w'\u2019.&-]*"
-_PARTICLE = r"(?:&|of|de|du|da|del|der|den|van|von|la|le)"
-_SUFFIX = r"(?:Inc\.?|LLC|LLP|L\.L\.C\.|Ltd\.?|Corp\.?|Co\.|GmbH|AG|S\.A\.|SA|B\.V\.|BV|N\.V\.|NV|plc|PLC|Pty|KG|SE|SpA|S\.p\.A\.)"
-_NAME_RUN = re.compile(rf"{_CAPWORD}(?:\s+(?:{_PARTICLE}\s+)?{_CAPWORD})*(?:,\s+{_SUFFIX})?")
+_QUOTE_MARKS = str.maketrans(
+    {
+        "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"',
+        "\u00bb": '"', "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+        "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
+        "\u2212": "-",
+    }
+)  # fmt: skip
 
 
-@dataclass
-class Facts:
-    """Normalised facts found in one text."""
-
-    dates: set[str] = field(default_factory=set)
-    months: set[str] = field(default_factory=set)
-    as_written: set[str] = field(default_factory=set)
-    money: set[tuple[str, Decimal]] = field(default_factory=set)
-    percents: set[Decimal] = field(default_factory=set)
-    idents: set[str] = field(default_factory=set)
-    numbers: set[Decimal] = field(default_factory=set)
-
-    def update(self, other: Facts) -> None:
-        for name in ("dates", "months", "as_written", "money", "percents", "idents", "numbers"):
-            getattr(self, name).update(getattr(other, name))
+def normalise_quote(text: str) -> str:
+    """Whitespace collapsed, curly quotation marks made straight, every dash a hyphen."""
+    return " ".join(text.translate(_QUOTE_MARKS).split())
 
 
-def parse_number(raw: str) -> Decimal | None:
-    """'31,840.50' -> 31840.50, '48.000.000' -> 48000000, '1,5' -> 1.5, '1,500' -> 1500."""
-    s = re.sub(r"[\u00a0\u202f'\u2019]", "", raw)
-    if "," in s and "." in s:
-        decimal_sep = "," if s.rfind(",") > s.rfind(".") else "."
-        s = s.replace("." if decimal_sep == "," else ",", "").replace(",", ".")
-    elif "," in s:
-        s = s.replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", s) else s.replace(",", ".")
-    elif s.count(".") > 1:
-        s = s.replace(".", "")
-    try:
-        return Decimal(s)
-    except InvalidOperation:
-        return None
+def quote_span(quote: str) -> str:
+    """The span a quote claims, normalised: without its own enclosing quotation marks or final punctuation."""
+    span = normalise_quote(quote)
+    while len(span) > 1 and span[0] == span[-1] and span[0] in "\"'":
+        span = span[1:-1].strip()
+    return span.rstrip(".,;:!?").rstrip() or span
 
 
-def _scaled(num: str, scale: str | None) -> Decimal | None:
-    value = parse_number(num)
-    if value is None:
-        return None
-    return value * SCALES[scale.lower()] if scale else value
-
-
-def _iso(y: int, m: int, d: int) -> str | None:
-    try:
-        return date(y, m, d).isoformat()
-    except ValueError:
-        return None
-
-
-def _mask(text: str, start: int, end: int) -> str:
-    return text[:start] + " " * (end - start) + text[end:]
-
-
-def extract_facts(text: str) -> Facts:
-    """Every date, amount, percentage, identifier and number in `text`, normalised."""
-    facts = Facts()
-    for kind, pattern in _DATE_PATTERNS:
-        for m in pattern.finditer(text):
-            groups = m.groupdict()
-            if groups.get("mon") and not groups["mon"][0].isupper():
-                continue  # "may" and "mar" as ordinary words
-            y = int(m["y"])
-            month = MONTHS[groups["mon"].lower().rstrip(".")] if groups.get("mon") else None
-            if kind == "month":
-                facts.months.add(f"{y:04d}-{month:02d}")
-            else:
-                if kind == "slash":
-                    a, b = int(m["a"]), int(m["b"])
-                    ambiguous = a <= 12 and b <= 12 and a != b
-                    iso = None if ambiguous else _iso(y, a, b) if a <= 12 else _iso(y, b, a)
-                else:
-                    iso = _iso(y, month or int(m["m"]), int(m["d"]))
-                # An ambiguous or impossible date ("2026-02-30") compares only as written.
-                if iso:
-                    facts.dates.add(iso)
-                else:
-                    facts.as_written.add(" ".join(m.group().casefold().split()))
-            text = _mask(text, m.start(), m.end())
-    for pattern in (_MONEY_BEFORE, _MONEY_AFTER):
-        for m in pattern.finditer(text):
-            cur = m.groupdict().get("cur") or m.groupdict().get("cur2") or ""
-            code = CURRENCY_SYMBOLS.get(cur) or CURRENCY_WORDS.get(cur.lower()) or cur.upper()
-            value = _scaled(m["num"], m["scale"])
-            if value is not None:
-                facts.money.add((code, value))
-            text = _mask(text, m.start(), m.end())
-    for m in _PERCENT.finditer(text):
-        value = parse_number(m["num"])
-        if value is not None:
-            facts.percents.add(value)
-        text = _mask(text, m.start(), m.end())
-    for m in _IDENT.finditer(text):
-        if m.group().isdigit():
-            continue  # a plain number, read below
-        unit = _ORDINAL_OR_UNIT.fullmatch(m.group())
-        if unit:
-            facts.numbers.add(Decimal(unit["num"]))
-        else:
-            facts.idents.add(m.group().lower())
-        text = _mask(text, m.start(), m.end())
-    for m in _PLAIN_NUMBER.finditer(text):
-        value = _scaled(m["num"], m["scale"])
-        if value is not None:
-            facts.numbers.add(value)
-    return facts
-
-
-def source_facts(text: str) -> Facts:
-    """Facts of a source, widened with what a statement may derive from them:
-    a date's month and year, and the bare values of amounts and percentages."""
-    facts = extract_facts(text)
-    for iso in facts.dates:
-        facts.months.add(iso[:7])
-        facts.numbers.add(Decimal(iso[:4]))
-    for month in facts.months:
-        facts.numbers.add(Decimal(month[:4]))
-    facts.numbers.update(value for _, value in facts.money)
-    facts.numbers.update(facts.percents)
-    return facts
-
-
-def unsupported(statement: Facts, sources: Facts) -> tuple[str, list[str]] | None:
-    """The first kind of fact in `statement` missing from `sources`, with the missing values."""
-    checks: list[tuple[str, list[str]]] = [
-        (
-            "unsupported_date",
-            sorted(statement.dates - sources.dates) + sorted(statement.as_written - sources.as_written),
-        ),
-        ("unsupported_date", sorted(statement.months - sources.months)),
-        ("unsupported_amount", sorted(f"{c} {v:f}" for c, v in statement.money - sources.money)),
-        ("unsupported_percentage", sorted(f"{v:f}%" for v in statement.percents - sources.percents)),
-        ("unsupported_identifier", sorted(statement.idents - sources.idents)),
-        ("unsupported_number", sorted(f"{v:f}" for v in statement.numbers - sources.numbers)),
-    ]
-    for reason, missing in checks:
-        if missing:
-            return reason, missing
-    return None
-
-
-def name_key(text: str) -> str:
-    """Case-folded words without punctuation or legal suffixes, space-separated."""
-    words = re.findall(r"[\w&]+", text.casefold().replace(".", ""))
-    return " ".join(w for w in words if w not in LEGAL_SUFFIXES)
-
-
-def name_candidates(text: str) -> list[str]:
-    """Runs of capitalised words in `text` that look like names (see module docstring)."""
-    found: list[str] = []
-    for m in _NAME_RUN.finditer(text):
-        segment: list[str] = []
-        for word in [*m.group().split(), ""]:
-            bare = word.strip(".,'\u2019").casefold()
-            if word and bare not in MONTHS and bare not in WEEKDAYS and word.strip(".,") not in CURRENCY_CODES:
-                segment.append(word)
-                continue
-            while segment and segment[0].strip(".,'\u2019").casefold() in STARTERS:
-                segment.pop(0)
-            if segment and segment[-1].rstrip(".").casefold() not in {"inc", "corp", "ltd", "co"}:
-                segment[-1] = segment[-1].rstrip(".,")  # a full stop, not "Inc."
-            if len(segment) >= 2 and not re.fullmatch(_PARTICLE, segment[-1]):
-                found.append(" ".join(segment))
-            segment = []
-    return found
+def statement_key(text: str) -> str:
+    """What makes two statements the same one: case, spacing and punctuation aside."""
+    return " ".join(re.findall(r"\w+", text.casefold()))
 
 
 VerificationReport = dict[str, Any]
@@ -299,22 +154,133 @@ class Verification:
 
 
 REASONS = (
-    "empty", "too_long", "no_sources", "unknown_source", "unsupported_date", "unsupported_amount",
-    "unsupported_percentage", "unsupported_identifier", "unsupported_number", "unknown_name",
+    "empty", "too_long", "contentless", "no_sources", "unknown_source", "no_quote", "quote_too_long",
+    "quote_not_in_source", "unsupported_date", "unsupported_amount", "unsupported_percentage",
+    "unsupported_identifier", "unsupported_number", "unsupported_state", "unsupported_negation", "wrong_role",
+    "unknown_name", "name_not_in_quote", "uncovered", "duplicate",
 )  # fmt: skip
 
 
+class _Slice:
+    """What the rules need from a slice, computed once per summary."""
+
+    def __init__(self, context: ContextSlice) -> None:
+        self.items = {item.source_id: item for item in context.items}
+        self.normalised = {sid: normalise_quote(item.text) for sid, item in self.items.items()}
+        self.parties: list[tuple[list[str], str]] = [
+            (name_key(name).split(), "client") for name in [context.client_name] if name_key(name)
+        ] + [(name_key(name).split(), "counterparty") for name in context.counterparty_names if name_key(name)]
+        self.party_keys = [" ".join(tokens) for tokens, _ in self.parties]
+        self.party_words = {word for tokens, _ in self.parties for word in tokens}
+        self.title_words = set(words(context.title))
+        self.text_key = f" {name_key(' '.join(item.text for item in context.items))} "
+        # Names as the records write them: capitalised, anywhere in the slice.
+        self.proper_keys = {name_key(term) for item in context.items for term in proper_terms(item.text)}
+        self.coverage = float(conf.get("SUMMARY_MIN_QUOTE_COVERAGE"))
+
+    def label_of(self, item: ContextItem) -> str:
+        return f"{item.label} {item.fields.get('title') or ''}"
+
+
+def _within(part: str, whole: str) -> bool:
+    return bool(part) and f" {part} " in f" {whole} "
+
+
+def _contentless(text: str, where: _Slice) -> bool:
+    tokens = words(text)
+    if len(tokens) < 2:
+        return True
+    content = [t for t in tokens if t not in STOPWORDS and t not in FILLERS and not is_fact_word(t)]
+    return not any(t not in where.party_words and t not in where.title_words for t in content)
+
+
+def _wrong_role(text: str, where: _Slice) -> str | None:
+    tokens = name_key(text).split()
+    for party, role in where.parties:
+        width = len(party)
+        for start in range(len(tokens) - width + 1):
+            if tokens[start : start + width] != party:
+                continue
+            claimed = ROLE_WORDS.get(tokens[start - 1]) if start else None
+            after = start + width
+            while claimed is None and after < len(tokens) and after < start + width + 4:
+                claimed = ROLE_WORDS.get(tokens[after])
+                if claimed is None and tokens[after] not in _ROLE_GLUE:
+                    break
+                after += 1
+            if claimed and claimed != role:
+                return f"{' '.join(party)} is {role}, not {claimed}"
+    return None
+
+
+def _names(text: str, quote: str, label: str, where: _Slice) -> tuple[str, list[str]] | None:
+    quote_key, label_key = name_key(quote), name_key(label)
+    strangers: list[str] = []
+    elsewhere: list[str] = []
+    for term in proper_terms(text):
+        key = name_key(term)
+        if _within(key, quote_key) or _within(key, label_key) or any(_within(key, party) for party in where.party_keys):
+            continue
+        if any(_within(key, proper) for proper in where.proper_keys):
+            elsewhere.append(term)
+        elif f" {key} " not in where.text_key:
+            strangers.append(term)
+    if strangers:
+        return "unknown_name", strangers
+    if elsewhere:
+        return "name_not_in_quote", elsewhere
+    return None
+
+
+def _uncovered(text: str, quote: str, label: str, where: _Slice) -> list[str] | None:
+    known = {stem(w) for w in words(quote) + words(label)}
+    content = [
+        w
+        for w in words(text)
+        if w not in STOPWORDS and w not in FRAMING and w not in NEGATIONS and not is_fact_word(w)
+        if w not in where.party_words
+    ]
+    missing = [w for w in content if stem(w) not in known]
+    if content and (len(content) - len(missing)) / len(content) < where.coverage:
+        return list(dict.fromkeys(missing))
+    return None
+
+
+def check_statement(text: str, quote: str, item: ContextItem, where: _Slice) -> tuple[str, str] | None:
+    """The first rule (after the quote was found in `item`) that `text` breaks, with its detail."""
+    problem = unsupported(extract_facts(text), source_facts(quote))
+    if problem:
+        return problem[0], ", ".join(problem[1])
+    text_words, quote_words = words(text), set(words(quote))
+    states = [w for w in dict.fromkeys(text_words) if w in _STATE_OF and not quote_words & set(_STATE_OF[w])]
+    if states:
+        return "unsupported_state", ", ".join(states)
+    negations = [w for w in dict.fromkeys(text_words) if w in NEGATIONS]
+    if negations and not quote_words & NEGATIONS:
+        return "unsupported_negation", ", ".join(negations)
+    role = _wrong_role(text, where)
+    if role:
+        return "wrong_role", role
+    label = where.label_of(item)
+    names = _names(text, quote, label, where)
+    if names:
+        return names[0], ", ".join(names[1])
+    missing = _uncovered(text, quote, label, where)
+    if missing is not None:
+        return "uncovered", ", ".join(missing)
+    return None
+
+
 def verify_summary(content: dict[str, Any], context: ContextSlice) -> Verification:
-    """Keep the statements of `content` that the slice supports; report the others and why.
+    """Keep the statements of `content` that their quotes support; report the others and why.
 
     `content` must already match the output schema. The result's `content`
-    has every section, each holding only kept statements.
+    has every section, each holding only kept statements, each of them
+    {"text", "sources": [the record holding the quote], "quote", "kind": "quote"}.
     """
-    texts = {item.source_id: item.text for item in context.items}
-    facts_cache: dict[str, Facts] = {}
-    known_names = [name_key(name) for name in context.party_names]
-    slice_words = f" {name_key(' '.join(texts.values()))} "
+    where = _Slice(context)
     kept: dict[str, list[dict[str, Any]]] = {section: [] for section in SECTIONS}
+    seen: set[str] = set()
     dropped: list[dict[str, str]] = []
 
     def drop(section: str, text: str, reason: str, detail: str = "") -> None:
@@ -323,6 +289,7 @@ def verify_summary(content: dict[str, Any], context: ContextSlice) -> Verificati
     for section in SECTIONS:
         for statement in content.get(section, []):
             text = " ".join(str(statement.get("text", "")).split())
+            quote = " ".join(str(statement.get("quote", "")).split())
             sources = list(dict.fromkeys(statement.get("sources", [])))
             if not text:
                 drop(section, text, "empty")
@@ -330,32 +297,37 @@ def verify_summary(content: dict[str, Any], context: ContextSlice) -> Verificati
             if len(text) > MAX_STATEMENT_CHARS:
                 drop(section, text, "too_long", f"{len(text)} characters")
                 continue
+            if _contentless(text, where):
+                drop(section, text, "contentless")
+                continue
             if not sources:
                 drop(section, text, "no_sources")
                 continue
-            unknown = [s for s in sources if s not in texts]
+            unknown = [s for s in sources if s not in where.items]
             if unknown:
                 drop(section, text, "unknown_source", ", ".join(unknown))
                 continue
-            cited = Facts()
-            for source_id in sources:
-                if source_id not in facts_cache:
-                    facts_cache[source_id] = source_facts(texts[source_id])
-                cited.update(facts_cache[source_id])
-            problem = unsupported(extract_facts(text), cited)
+            if not quote_span(quote):
+                drop(section, text, "no_quote")
+                continue
+            if len(quote) > MAX_QUOTE_CHARS:
+                drop(section, text, "quote_too_long", f"{len(quote)} characters")
+                continue
+            span = quote_span(quote)
+            holder = next((s for s in sources if span in where.normalised[s]), None)
+            if holder is None:
+                drop(section, text, "quote_not_in_source", ", ".join(sources))
+                continue
+            problem = check_statement(text, span, where.items[holder], where)
             if problem:
-                drop(section, text, problem[0], ", ".join(problem[1]))
+                drop(section, text, *problem)
                 continue
-            strangers = [
-                name
-                for name in name_candidates(text)
-                if not any(f" {name_key(name)} " in f" {known} " for known in known_names)
-                and f" {name_key(name)} " not in slice_words
-            ]
-            if strangers:
-                drop(section, text, "unknown_name", ", ".join(strangers))
+            key = statement_key(text)
+            if key in seen:
+                drop(section, text, "duplicate")
                 continue
-            kept[section].append({"text": text, "sources": sources})
+            seen.add(key)
+            kept[section].append({"text": text, "sources": [holder], "quote": quote, "kind": "quote"})
 
     n_kept = sum(len(v) for v in kept.values())
     counts = dict.fromkeys(REASONS, 0)

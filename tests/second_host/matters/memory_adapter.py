@@ -1,0 +1,348 @@
+"""The second host's adapter: how `graph_memory` reads `offices` and `matters`.
+
+Named in settings as GRAPH_MEMORY["ADAPTER"]. A worked example for a product
+shaped unlike the reference host: the firm is `LawOffice` (known by `code`),
+the user `Attorney` (firm `office`, admin flag `manages_office`), a case a
+`Matter` (`reference`, `name`, `lead`, `stage`); clients and adverse parties
+are one `Party` model linked by `Engagement.role`; the team is `Assignment`
+(reviewers may open a matter without being on its team); filings keep their
+pages as rows; a bill's amount is the sum of its time entries. No
+django-guardian: the wall's input is `member_case_ids`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db.models import Case as SqlCase
+from django.db.models import CharField, DecimalField, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
+from django.db.models.fields import DateField
+from django.db.models.functions import Coalesce, Concat, Left, NullIf
+
+from graph_memory.adapter import (
+    CaseHeader,
+    Changes,
+    ManyToManyWatch,
+    MemoryAdapter,
+    Party,
+    Record,
+    SliceLimits,
+    Watch,
+)
+from tests.second_host.matters.models import (
+    Assignment,
+    Bill,
+    DueDate,
+    Engagement,
+    Filing,
+    FilingPage,
+    Matter,
+    Memo,
+    TimeEntry,
+)
+from tests.second_host.matters.models import Party as PartyRow
+from tests.second_host.offices.models import Attorney
+
+_STAGE = dict(Matter.Stage.choices)
+CLIENT, ADVERSE = Engagement.Role.CLIENT, Engagement.Role.ADVERSE
+CENT = Decimal("0.01")
+
+
+def _attorney_label(prefix: str = "") -> Any:
+    return Coalesce(NullIf(F(f"{prefix}full_name"), Value("")), F(f"{prefix}username"))  # as Attorney.__str__
+
+
+def _matter_label() -> Any:
+    return Concat(F("reference"), Value(": "), F("name"), output_field=CharField())  # as Matter.__str__
+
+
+def _client(matter: Any = None) -> QuerySet[Engagement]:
+    return Engagement.objects.filter(matter_id=OuterRef("pk") if matter is None else matter, role=CLIENT)
+
+
+def _adverse_names() -> ArraySubquery:
+    return ArraySubquery(
+        Engagement.objects.filter(matter_id=OuterRef("pk"), role=ADVERSE).order_by("party__name", "party_id")
+        .values("party__name")
+    )  # fmt: skip
+
+
+def _scope(prefix: str, *, firm_id: int | None, case_id: int | None) -> dict[str, int]:
+    if (firm_id is None) == (case_id is None):
+        raise ValueError("give exactly one of firm_id and case_id")
+    if firm_id is not None:
+        return {f"{prefix}office_id": firm_id}
+    return {f"{prefix}id" if prefix else "pk": case_id}  # type: ignore[dict-item]
+
+
+def _bill_amount() -> Subquery:
+    """A bill's amount: the sum of its time entries (hours x rate), 0 without any."""
+    entries = (
+        TimeEntry.objects.filter(bill_id=OuterRef("pk")).order_by().values("bill_id")
+        .annotate(total=Sum(F("hours") * F("rate"), output_field=DecimalField(max_digits=20, decimal_places=4)))
+        .values("total")
+    )  # fmt: skip
+    return Coalesce(Subquery(entries), Value(Decimal("0")), output_field=DecimalField(max_digits=20, decimal_places=4))
+
+
+def _own_matter(instance: Any) -> list[int]:
+    return [instance.matter_id]
+
+
+def _matter_self(instance: Any) -> list[int]:
+    return [instance.pk]
+
+
+def _matters_of_party(party: Any) -> QuerySet[Matter]:
+    return Matter.objects.filter(parties=party.pk)
+
+
+def _matter_of_page(page: Any) -> QuerySet[Matter]:
+    return Matter.objects.filter(filings=page.filing_id)
+
+
+def _processed(values: Mapping[str, Any]) -> bool:
+    return values["state"] == Filing.State.PROCESSED
+
+
+class MattersMemoryAdapter(MemoryAdapter):
+    case_firm_field = "office"
+    firm_slug_field = "code"
+    case_admin_search_fields = ("reference", "name")
+
+    # --- who is asking ------------------------------------------------------------------------
+
+    def viewer_firm_id(self, viewer: Any) -> int | None:
+        return viewer.office_id
+
+    def viewer_is_firm_admin(self, viewer: Any) -> bool:
+        return viewer.office_id is not None and viewer.manages_office
+
+    # --- the wall's input: no guardian, the matter's own links --------------------------------
+
+    def member_case_ids(self, viewer: Any) -> QuerySet[Any]:
+        assigned = Assignment.objects.filter(attorney_id=viewer.pk).values("matter_id")
+        return Matter.objects.filter(Q(lead_id=viewer.pk) | Q(pk__in=assigned)).values("pk")
+
+    # --- display and search -------------------------------------------------------------------
+
+    def case_reference(self) -> Any:
+        return F("reference")
+
+    def case_title(self) -> Any:
+        return F("name")
+
+    def case_activity(self) -> Any:
+        return F("last_touched")
+
+    def case_header_annotations(self) -> dict[str, Any]:
+        return {
+            "reference": F("reference"),
+            "title": F("name"),
+            "status": SqlCase(
+                *(When(stage=value, then=Value(label)) for value, label in _STAGE.items()),
+                default=F("stage"),
+                output_field=CharField(),
+            ),
+            "opened": F("opened_on"),
+            "description": F("synopsis"),
+            "client_name": Subquery(_client().values("party__name")[:1]),
+            "counterparty_names": _adverse_names(),
+        }
+
+    # --- summary slice ------------------------------------------------------------------------
+
+    def case_header(self, *, case_id: int, limits: SliceLimits) -> CaseHeader | None:
+        row = (
+            Matter.objects.filter(pk=case_id)
+            .annotate(
+                synopsis_head=Left("synopsis", limits.text_chars),
+                client_id=Subquery(_client().values("party_id")[:1]),
+                client_name=Subquery(_client().values("party__name")[:1]),
+            )
+            .values("pk", "office_id", "reference", "name", "stage", "opened_on", "synopsis_head", "client_id", "client_name")
+            .first()
+        )
+        if row is None:
+            return None
+        adverse = (
+            Engagement.objects.filter(matter_id=case_id, role=ADVERSE)
+            .order_by("party__name", "party_id")
+            .values_list("party_id", "party__name")[: limits.counterparties]
+        )
+        client = row["client_id"]
+        return CaseHeader(
+            case_id=row["pk"],
+            firm_id=row["office_id"],
+            reference=row["reference"],
+            title=row["name"],
+            status=_STAGE.get(row["stage"], row["stage"]),
+            opened=row["opened_on"],
+            description=row["synopsis_head"] or "",
+            client=Party(str(client), row["client_name"], "client") if client is not None else None,
+            counterparties=tuple(Party(str(pk), name, "counterparty") for pk, name in adverse),
+        )
+
+    def case_records(self, *, case_id: int, limits: SliceLimits) -> dict[str, list[Record]]:
+        cap, chars = limits.per_kind, limits.text_chars
+        pending = Q(state=DueDate.State.PENDING)
+        due_dates = (
+            DueDate.objects.filter(matter_id=case_id)
+            # Pending first, soonest first; then met or waived, most recent first.
+            .order_by(
+                SqlCase(When(pending, then=Value(0)), default=Value(1), output_field=IntegerField()),
+                SqlCase(When(pending, then=F("due_on")), default=Value(None), output_field=DateField()).asc(),
+                F("due_on").desc(),
+                "pk",
+            )
+            .values("pk", "label", "due_on", "state")[: cap["deadline"]]
+        )
+        bills = (
+            Bill.objects.filter(matter_id=case_id)
+            .annotate(amount=_bill_amount())
+            .order_by("-issued_on", "-pk")
+            .values("pk", "number", "issued_on", "currency", "state", "amount")[: cap["invoice"]]
+        )
+        memos = Memo.objects.filter(matter_id=case_id).order_by("-written_at", "-pk").annotate(text_head=Left("body", chars))
+        notes = memos.filter(kind=Memo.Kind.FILE_NOTE).values("pk", "heading", "written_at", "text_head")[: cap["note"]]
+        drafts = memos.filter(kind=Memo.Kind.DRAFT).values("pk", "heading", "written_at", "text_head")[: cap["draft"]]
+        # The first pages only, each cut in SQL: a 500-page filing costs no more to read than a letter.
+        first_pages = ArraySubquery(
+            FilingPage.objects.filter(filing_id=OuterRef("pk")).order_by("number")
+            .values(head=Left("text", chars))[: limits.pages_per_document]
+        )  # fmt: skip
+        filings = (
+            Filing.objects.filter(matter_id=case_id, state=Filing.State.PROCESSED)
+            .order_by("-filed_at", "-pk")
+            .annotate(first_pages=first_pages)
+            .values("pk", "title", "filed_at", "first_pages")[: cap["document"]]
+        )
+        return {
+            "deadline": [
+                Record("deadline", str(d["pk"]), title=d["label"], date=d["due_on"],
+                       fields={"title": d["label"], "due": d["due_on"], "done": d["state"] != DueDate.State.PENDING})
+                for d in due_dates
+            ],
+            "invoice": [
+                Record("invoice", str(b["pk"]), title=b["number"], date=b["issued_on"], fields={
+                    "number": b["number"], "issued": b["issued_on"], "amount": b["amount"].quantize(CENT),
+                    "currency": b["currency"], "status": b["state"],
+                })
+                for b in bills
+            ],
+            "note": [
+                Record("note", str(n["pk"]), title=n["heading"], date=n["written_at"], text=n["text_head"] or "")
+                for n in notes
+            ],
+            "draft": [
+                Record("draft", str(d["pk"]), title=d["heading"], date=d["written_at"], text=d["text_head"] or "")
+                for d in drafts
+            ],
+            "document": [
+                Record("document", str(f["pk"]), title=f["title"], date=f["filed_at"], pages=tuple(f["first_pages"] or ()))
+                for f in filings
+            ],
+        }  # fmt: skip
+
+    def live_facts(self, *, case_ids: Sequence[int]) -> dict[int, list[str]]:
+        facts: dict[int, list[str]] = {case_id: [] for case_id in case_ids}
+        if not case_ids:
+            return facts
+        pending = (
+            DueDate.objects.filter(matter_id__in=case_ids, state=DueDate.State.PENDING)
+            .order_by("matter_id", "due_on", "pk")
+            .values_list("matter_id", "label", "due_on")
+        )
+        for case_id, label, due in pending:
+            facts[case_id].append(f"open deadline “{label}” due {due:%Y-%m-%d}")
+        unpaid = (
+            Bill.objects.filter(matter_id__in=case_ids, state=Bill.State.ISSUED)
+            .annotate(amount=_bill_amount())
+            .order_by("matter_id", "issued_on", "pk")
+            .values_list("matter_id", "number", "amount", "currency")
+        )
+        for case_id, number, amount, currency in unpaid:
+            facts[case_id].append(f"unpaid bill {number}: {currency} {amount.quantize(CENT):,.2f}")
+        return facts
+
+    # --- the connection map -------------------------------------------------------------------
+
+    def graph_case_headers(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+        # A matter enters the map once it has a client (the map's "is for" edge needs one).
+        return (
+            Matter.objects.filter(**_scope("", firm_id=firm_id, case_id=case_id))
+            .annotate(_client_ref=Subquery(_client().values("party_id")[:1]))
+            .filter(_client_ref__isnull=False)
+            .order_by()
+            .values(
+                case_ref=F("id"),
+                firm_ref=F("office_id"),
+                case_label=_matter_label(),
+                owner_ref=F("lead_id"),
+                owner_label=_attorney_label("lead__"),
+                client_ref=F("_client_ref"),
+                client_label=Subquery(_client().values("party__name")[:1]),
+            )
+        )
+
+    def graph_team_links(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+        # Reviewers may open the matter but are not on its team.
+        return (
+            Assignment.objects.filter(**_scope("matter__", firm_id=firm_id, case_id=case_id))
+            .exclude(capacity=Assignment.Capacity.REVIEWER)
+            .order_by()
+            .values(case_ref=F("matter_id"), user_ref=F("attorney_id"), user_label=_attorney_label("attorney__"))
+        )
+
+    def graph_counterparty_links(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
+        return (
+            Engagement.objects.filter(**_scope("matter__", firm_id=firm_id, case_id=case_id), role=ADVERSE)
+            .order_by()
+            .values(case_ref=F("matter_id"), party_ref=F("party_id"), party_label=F("party__name"))
+        )
+
+    def graph_label(self, *, kind: str, ref_id: int) -> str | None:
+        model, label = {
+            "lawyer": (Attorney, _attorney_label()),
+            "case": (Matter, _matter_label()),
+            "client": (PartyRow, F("name")),
+            "counterparty": (PartyRow, F("name")),
+        }[kind]
+        return model.objects.filter(pk=ref_id).values_list(label, flat=True).first()
+
+    def graph_linked_case_ids(self, instance: Any) -> list[int]:
+        if isinstance(instance, PartyRow):
+            links = Engagement.objects.filter(party_id=instance.pk)
+        else:
+            links = Assignment.objects.filter(attorney_id=instance.pk)
+        return list(links.values_list("matter_id", flat=True))
+
+    # --- what changes matter ------------------------------------------------------------------
+
+    def changes(self) -> Changes:
+        return Changes(
+            stale=[
+                Watch(Matter, _matter_self, fields=("reference", "name", "stage", "opened_on", "synopsis")),
+                # Summaries read processed filings only: one still being scanned changes nothing.
+                Watch(Filing, _own_matter, fields=("state",), only_when_changed=False, relevant=_processed),
+                Watch(FilingPage, _matter_of_page),
+                # A time entry changes its bill's amount.
+                *(Watch(model, _own_matter) for model in (Memo, DueDate, Bill, TimeEntry, Engagement)),
+                # Every matter a party is engaged on quotes its name.
+                Watch(PartyRow, _matters_of_party, fields=("name",), on_create=False),
+            ],
+            graph=[
+                Watch(Matter, _matter_self, fields=("reference", "name", "lead_id")),
+                Watch(Assignment, _own_matter),
+                Watch(Engagement, _own_matter),
+                # One Party model stands for both node kinds, and `labels` takes one kind a model:
+                # a renamed party re-syncs the matters it is engaged on, which relabels either node.
+                Watch(PartyRow, _matters_of_party, fields=("name",), on_create=False),
+            ],
+            m2m=[ManyToManyWatch(Assignment, stale=False), ManyToManyWatch(Engagement)],
+            labels={Attorney: "lawyer"},
+            label_fields={Attorney: ("full_name", "username")},
+        )
