@@ -142,8 +142,8 @@ def check_adapter(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
             str(exc),
             hint=(
                 'Set GRAPH_MEMORY["ADAPTER"] to the dotted path of your subclass of '
-                "graph_memory.adapter.MemoryAdapter (the reference host's is "
-                '"practice.memory_adapter.PracticeMemoryAdapter").'
+                'graph_memory.adapter.MemoryAdapter, e.g. "myproduct.memory_adapter.MemoryAdapter"; '
+                "the README's \"Plugging the app into a host product\" shows one."
             ),
             id="graph_memory.E033",
         )]

@@ -97,7 +97,7 @@ def node_get(*, viewer: Any, node_id: Any) -> Node:
     Hidden, non-existent and malformed ids raise the same `NotFound`. One query.
     """
     pk = _parse_node_id(node_id)
-    firm_id = getattr(viewer, "firm_id", None)
+    firm_id = access.viewer_firm_id(viewer)
     node = Node.objects.filter(pk=pk, firm_id=firm_id).filter(_reachable(viewer)).first() if firm_id else None
     if node is None:
         raise access.NotFound

@@ -65,8 +65,8 @@ class WriterError(Exception):
 
     @property
     def server_error(self) -> str:
-        """The server's explanation of the last failed call, if it gave one."""
-        return next((c.server_error for c in reversed(self.calls) if c.server_error), "")
+        """The server's explanation of the call that failed the write (not of a refusal before it), if any."""
+        return self.calls[-1].server_error if self.calls else ""
 
 
 class Writer(Protocol):

@@ -183,7 +183,9 @@ def build_context(*, case_id: int) -> ContextSlice:
         candidates.append((f"deadline:{d.key}", "deadline", "", body, dict(d.fields)))
     for i in records.get("invoice", []):
         f = i.fields
-        body = f"Invoice {f['number']} issued {_day(f['issued'])}: {f['currency']} {_amount(f['amount'])}, {f['status']}."
+        body = (
+            f"Invoice {f['number']} issued {_day(f['issued'])}: {f['currency']} {_amount(f['amount'])}, {f['status']}."
+        )
         candidates.append((f"invoice:{i.key}", "invoice", "", body, dict(f)))
     for n in records.get("note", []):
         label = f"Working note{f' “{n.title}”' if n.title else ''} ({_day(n.date)}): " if n.date else "Working note: "

@@ -334,13 +334,9 @@ def proper_terms(text: str) -> list[str]:
         segment: list[tuple[str, int]] = []
         for word, start in [*words, ("", -1)]:
             bare = _bare(word)
-            # Months, weekdays, currency codes and identifiers ("INV-0057": a fact, checked as one) split a run.
-            splits = (
-                bare in MONTHS
-                or bare in WEEKDAYS
-                or word.strip(".,") in CURRENCY_CODES
-                or any(c.isdigit() for c in word)
-            )
+            # Words of dates and amounts ("December", "Million", "USD") and identifiers ("INV-0057")
+            # are facts, checked as such: they split a run.
+            splits = is_fact_word(bare) or word.strip(".,") in CURRENCY_CODES or any(c.isdigit() for c in word)
             if word and not splits:
                 segment.append((word, start))
                 continue

@@ -8,10 +8,14 @@ mechanical tests (settings in brackets, defaults after them):
 1. Its written statements survive verification at a rate of at least
    GUARD_MIN_KEPT_RATE (0.5): a model that had half of what it wrote thrown
    away is not trusted with the rest.
-2. It holds at least GUARD_MIN_SHARE (0.6) as many statements as the current
-   summary holds statements that are still backed, i.e. whose cited records
-   are all still in the slice. When records leave the slice (deleted, or
-   pushed out by newer ones), the bar drops with them.
+2. It holds at least GUARD_MIN_SHARE (0.6) as many written statements as the
+   current summary holds written statements that are still backed, i.e. whose
+   cited records are all still in the slice. When records leave the slice
+   (deleted, or pushed out by newer ones), the bar drops with them. Field
+   facts (rendered from the records, `kind` "field") are not written, and
+   neither is a statement citing nothing but client, counterparty, deadline
+   or invoice records (what older summaries had the model restate): both
+   sides are compared on what a model wrote.
 3. It cites at least GUARD_MIN_SHARE of the field records (case header,
    client, counterparties, deadlines, invoices) that the current summary
    cites and that are still in the slice.
@@ -34,6 +38,8 @@ from graph_memory.summaries.context import ContextSlice
 
 REJECTED = "rejected: weaker than current"
 FIELD_KINDS = frozenset({"header", "client", "counterparty", "deadline", "invoice"})
+# Records that hold nothing but fields (the header also carries the case's description).
+_FIELD_ONLY_KINDS = FIELD_KINDS - {"header"}
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,8 @@ def judge_rewrite(
     counts = report.get("counts") or {}
     written = int(counts.get("statements", report.get("kept", 0) or 0))
     kept = int(report.get("kept", 0) or 0)
-    current_backed = [s for s in statements(current) if _backed(s, in_slice)]
-    new_count = sum(1 for _ in statements(new))
+    current_backed = [s for s in statements(current) if _written(s, in_slice) and _backed(s, in_slice)]
+    new_count = sum(1 for s in statements(new) if _written(s, in_slice))
     current_fields = _field_records(statements(current), in_slice)
     new_fields = _field_records(statements(new), in_slice)
     min_rate = float(conf.get("GUARD_MIN_KEPT_RATE"))
@@ -79,8 +85,8 @@ def judge_rewrite(
         "kept": kept,
         "kept_rate": round(kept / written, 3) if written else None,
         "current_statements": sum(1 for _ in statements(current)),
-        "current_backed": len(current_backed),
-        "new_statements": new_count,
+        "current_written_backed": len(current_backed),
+        "new_written": new_count,
         "current_field_records": len(current_fields),
         "field_records_kept": len(current_fields & new_fields),
         "min_kept_rate": min_rate,
@@ -96,8 +102,8 @@ def judge_rewrite(
     needed = min_share * len(current_backed)
     if new_count < needed:
         return Judgement(
-            f"{REJECTED}: {new_count} statements against {len(current_backed)} still backed in the current summary"
-            f" (needs {math.ceil(needed)})",
+            f"{REJECTED}: {new_count} written statements against {len(current_backed)} still backed in the current"
+            f" summary (needs {math.ceil(needed)})",
             figures,
         )
     if len(current_fields & new_fields) < min_share * len(current_fields):
@@ -107,6 +113,13 @@ def judge_rewrite(
             figures,
         )
     return Judgement(figures=figures)
+
+
+def _written(statement: Mapping[str, Any], in_slice: Mapping[str, str]) -> bool:
+    if statement.get("kind") == "field":
+        return False
+    sources = statement.get("sources") or []
+    return not sources or not all(in_slice.get(s) in _FIELD_ONLY_KINDS for s in sources)
 
 
 def _backed(statement: Mapping[str, Any], in_slice: Mapping[str, str]) -> bool:

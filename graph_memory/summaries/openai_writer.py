@@ -54,6 +54,7 @@ _RETRY_MAX_SECONDS = 8.0
 # FastAPI / pydantic validation errors, as llama-cpp-python and vLLM print them.
 _PYDANTIC_ERROR = re.compile(r"""'loc':\s*\(([^)]*)\),\s*'msg':\s*("[^"]*"|'[^']*')""")
 _ECHOED_INPUT = re.compile(r"""['"]input['"]\s*:""")
+_PUNCTUATION = ".,;:!?()[]{}'\"\u201c\u201d\u2018\u2019"
 
 
 class _Failed(Exception):
@@ -275,15 +276,15 @@ def _dotted(loc: str) -> str:
 def _scrub(text: str, case_text: str) -> str:
     if not case_text or not text:
         return text
-    haystack = " ".join(case_text.split()).casefold()
     words = text.split(" ")
+    bare = [_bare(w) for w in words]
+    haystack = f" {' '.join(_bare(w) for w in case_text.split())} "
     hidden = [False] * len(words)
     for i in range(len(words) - 3):
-        if " ".join(words[i : i + 4]).casefold() in haystack:
+        if all(bare[i : i + 4]) and f" {' '.join(bare[i : i + 4])} " in haystack:
             hidden[i : i + 4] = [True] * 4
-    for i, word in enumerate(words):
-        bare = word.strip(".,;:()[]{}'\"")
-        if any(ch.isdigit() for ch in bare) and len(bare) >= 5 and bare.casefold() in haystack:
+    for i, word in enumerate(bare):
+        if len(word) >= 5 and any(ch.isdigit() for ch in word) and f" {word} " in haystack:
             hidden[i] = True
     kept: list[str] = []
     for word, hide in zip(words, hidden, strict=True):
@@ -292,6 +293,10 @@ def _scrub(text: str, case_text: str) -> str:
         elif not kept or kept[-1] != "[case text]":
             kept.append("[case text]")
     return " ".join(kept)
+
+
+def _bare(word: str) -> str:
+    return word.strip(_PUNCTUATION).casefold()
 
 
 def _ms(started: float) -> int:

@@ -209,7 +209,7 @@ def _attempt(
         "tokens_out": sum(c.tokens_out for c in calls),
         "tokens_estimated": any(c.estimated for c in calls),
         "latency_ms": sum(c.latency_ms for c in calls),
-        "server_error": next((c.server_error for c in reversed(calls) if c.server_error), ""),
+        "server_errors": [c.server_error for c in calls if c.server_error],
         "verification": verification.report if verification is not None else None,
         "guard": judgement.figures if judgement is not None else {},
     }

@@ -56,6 +56,7 @@ from graph_memory import conf
 from graph_memory.summaries.facts import (
     FILLERS,
     FRAMING,
+    LEGAL_SUFFIXES,
     NEGATIONS,
     STOPWORDS,
     extract_facts,
@@ -171,6 +172,15 @@ class _Slice:
             (name_key(name).split(), "client") for name in [context.client_name] if name_key(name)
         ] + [(name_key(name).split(), "counterparty") for name in context.counterparty_names if name_key(name)]
         self.party_keys = [" ".join(tokens) for tokens, _ in self.parties]
+        names = [(context.client_name, "client")] + [(name, "counterparty") for name in context.counterparty_names]
+        # Each party as a statement may name it: in full, or by its first word when that word is distinctive.
+        self.aliases: list[tuple[str, list[str], str]] = []
+        for name, role in names:
+            tokens = name_key(name).split()
+            if tokens:
+                self.aliases.append((name, tokens, role))
+            if len(tokens) > 1 and len(tokens[0]) >= 4 and tokens[0] not in STOPWORDS and tokens[0] not in ROLE_WORDS:
+                self.aliases.append((name, tokens[:1], role))
         self.party_words = {word for tokens, _ in self.parties for word in tokens}
         self.title_words = set(words(context.title))
         self.text_key = f" {name_key(' '.join(item.text for item in context.items))} "
@@ -190,26 +200,27 @@ def _contentless(text: str, where: _Slice) -> bool:
     tokens = words(text)
     if len(tokens) < 2:
         return True
-    content = [t for t in tokens if t not in STOPWORDS and t not in FILLERS and not is_fact_word(t)]
+    content = [t for t in tokens if t not in STOPWORDS and t not in FILLERS and t not in LEGAL_SUFFIXES]
+    content = [t for t in content if not is_fact_word(t)]
     return not any(t not in where.party_words and t not in where.title_words for t in content)
 
 
 def _wrong_role(text: str, where: _Slice) -> str | None:
     tokens = name_key(text).split()
-    for party, role in where.parties:
-        width = len(party)
+    for name, alias, role in where.aliases:
+        width = len(alias)
         for start in range(len(tokens) - width + 1):
-            if tokens[start : start + width] != party:
+            if tokens[start : start + width] != alias:
                 continue
             claimed = ROLE_WORDS.get(tokens[start - 1]) if start else None
             after = start + width
             while claimed is None and after < len(tokens) and after < start + width + 4:
                 claimed = ROLE_WORDS.get(tokens[after])
-                if claimed is None and tokens[after] not in _ROLE_GLUE:
+                if claimed is None and tokens[after] not in _ROLE_GLUE and tokens[after] not in where.party_words:
                     break
                 after += 1
             if claimed and claimed != role:
-                return f"{' '.join(party)} is {role}, not {claimed}"
+                return f"{name} is the {role}, not the {claimed}"
     return None
 
 

