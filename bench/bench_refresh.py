@@ -33,10 +33,6 @@ MODEL_DELAY = 0.05
 CAP = int(os.environ.get("BENCH_REFRESH_CAP", "30"))
 
 
-
-
-
-
 def _worker_setup() -> None:
     import django
 
@@ -122,7 +118,10 @@ def marking_costs() -> list[tuple[str, int, int]]:
     measure("document uploaded, then processing (2 saves)", still_processing)
     measure("working note edited (save)", edit_note)
     measure("case title changed (get + save)", retitle)
-    measure("counterparty added (create link)", lambda: CaseCounterparty.objects.create(case=case, counterparty=cp, firm_id=case.firm_id))
+    measure(
+        "counterparty added (create link)",
+        lambda: CaseCounterparty.objects.create(case=case, counterparty=cp, firm_id=case.firm_id),
+    )
     return events
 
 

@@ -34,10 +34,6 @@ def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-
-
-
-
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -97,7 +93,9 @@ def run() -> None:
 
     def measure(exact_max: int) -> list[tuple]:
         rows = []
-        with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, "EMBEDDER": "none", "SEARCH_EXACT_MAX": exact_max}):
+        with override_settings(
+            GRAPH_MEMORY={**settings.GRAPH_MEMORY, "EMBEDDER": "none", "SEARCH_EXACT_MAX": exact_max}
+        ):
             for share in SHARES:
                 recalls, vector_ms, search_ms, counts, methods = [], [], [], set(), set()
                 for i, query in enumerate(queries):
@@ -149,7 +147,9 @@ def run() -> None:
                     timings.append((t1 - t0) * 1000)
                     counts.add(len(captured))
             shown = len(brief.cases)
-            brief_rows.append((label, limit, shown, brief.has_more, percentile(timings, 50), percentile(timings, 95), counts))
+            brief_rows.append(
+                (label, limit, shown, brief.has_more, percentile(timings, 50), percentile(timings, 95), counts)
+            )
 
     encode_ms: list[float] = []
     if embeddings.local_available():
@@ -193,17 +193,25 @@ def run() -> None:
                 f"| {r[7]:.1f} / {r[8]:.1f} | {r[9]} |"
             )
 
-    print(f"Default settings (exact scan up to SEARCH_EXACT_MAX = {conf.get('SEARCH_EXACT_MAX'):,} visible cases, HNSW beyond):\n")
+    print(
+        f"Default settings (exact scan up to SEARCH_EXACT_MAX = {conf.get('SEARCH_EXACT_MAX'):,} visible cases, HNSW beyond):\n"
+    )
     table(default_rows)
-    print("\nThe same queries with the index forced for every share (SEARCH_EXACT_MAX = 1), to show the filtered HNSW path:\n")
+    print(
+        "\nThe same queries with the index forced for every share (SEARCH_EXACT_MAX = 1), to show the filtered HNSW path:\n"
+    )
     table(forced_rows)
     print(
         f"\nClient brief over {BIG_CLIENT_CASES:,} cases (`node_brief`, most recently active first, "
         f"{BRIEF_REPEATS} runs after {WARMUP} warm-up):\n"
     )
-    print("| viewer | limit | cases shown | has_more | ms p50 / p95 | queries |\n| --- | ---: | ---: | --- | ---: | ---: |")
+    print(
+        "| viewer | limit | cases shown | has_more | ms p50 / p95 | queries |\n| --- | ---: | ---: | --- | ---: | ---: |"
+    )
     for label, limit, shown, more, p50, p95, counts in brief_rows:
-        print(f"| {label} | {limit} | {shown} | {more} | {p50:.1f} / {p95:.1f} | {'/'.join(map(str, sorted(counts)))} |")
+        print(
+            f"| {label} | {limit} | {shown} | {more} | {p50:.1f} / {p95:.1f} | {'/'.join(map(str, sorted(counts)))} |"
+        )
     if encode_ms:
         print(
             f"\nQuery embedding with the local model (all-MiniLM-L6-v2, CPU, one short query): "

@@ -23,10 +23,6 @@ DB_NAME = "bench_summaries"
 VERIFY_REPEATS = 200
 
 
-
-
-
-
 def generated_case_with_500_documents() -> int:
     from django.utils import timezone
 

@@ -16,7 +16,8 @@ This script, run with the project's environment:
    refresh with the openai writer pointed at the server;
 4. prints, per case, the response format used, the HTTP calls, tokens,
    latency, statements kept and dropped (and why) and whether the previous
-   summary was kept, as a markdown section for docs/BENCHMARKS.md.
+   summary was kept, as a markdown section, and puts that section in
+   docs/BENCHMARKS.md (replacing the previous one).
 
 Settings: MODEL_CHECK_TIMEOUT (seconds per call, default 600) and, optionally,
 MODEL_CHECK_MAX_TOKENS; everything else is the app's defaults.
@@ -83,7 +84,9 @@ def free_port() -> int:
 
 def start_server(port: int) -> subprocess.Popen[bytes]:
     # bos is written as text and tokenized with special tokens on; <end_of_turn> ends the answer.
-    CHAT_CONFIG.write_text(json.dumps({"bos_token": "<bos>", "eos_token": "<end_of_turn>", "chat_template": GEMMA_TEMPLATE}))
+    CHAT_CONFIG.write_text(
+        json.dumps({"bos_token": "<bos>", "eos_token": "<end_of_turn>", "chat_template": GEMMA_TEMPLATE})
+    )
     command = [
         str(MODEL_PYTHON), "-m", "llama_cpp.server", "--model", str(MODEL_FILE), "--model_alias", MODEL_NAME,
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(N_CTX),
@@ -137,7 +140,9 @@ def main() -> None:
 
     django.setup()
     try:
-        print(run(machine()))
+        section = run(machine())
+        print(section)
+        write_section(section)
     finally:
         drop_database(admin_url, DB_NAME)
         server.terminate()
@@ -145,6 +150,21 @@ def main() -> None:
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def write_section(section: str) -> None:
+    """Replace (or add) the "Real-model check" section of docs/BENCHMARKS.md: its figures are never typed by hand."""
+    path = ROOT / "docs" / "BENCHMARKS.md"
+    text = path.read_text() if path.exists() else "# Benchmarks\n"
+    title = section.splitlines()[0]
+    start = text.find(title)
+    if start == -1:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    else:
+        end = text.find("\n## ", start + len(title))
+        text = text[:start] + section + ("\n" + text[end:] if end != -1 else "\n")
+    path.write_text(text)
+    print(f"wrote the section to {path.relative_to(ROOT)}", file=sys.stderr)
 
 
 def run(where: str) -> str:
@@ -188,6 +208,7 @@ def run(where: str) -> str:
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     longest = 0
+    outcomes: Counter[str] = Counter()
     for case in cases:
         row = CaseSummary.objects.get(case=case)
         calls = list(AICall.objects.filter(case=case, purpose=AICall.Purpose.SUMMARY).order_by("id"))
@@ -195,7 +216,9 @@ def run(where: str) -> str:
         report = attempt.get("verification") or {}
         counts = report.get("counts") or {}
         why = Counter(d["reason"] for d in report.get("dropped", []))
-        dropped = f"{counts.get('dropped', 0)}" + (f" ({', '.join(f'{r} {n}' for r, n in why.most_common())})" if why else "")
+        dropped = f"{counts.get('dropped', 0)}" + (
+            f" ({', '.join(f'{r} {n}' for r, n in why.most_common())})" if why else ""
+        )
         kept = f"{counts.get('kept', 0)} / {dropped}" if report else "—"
         tokens_in, tokens_out = sum(c.tokens_in for c in calls), sum(c.tokens_out for c in calls)
         estimated = " (est.)" if any(c.tokens_estimated for c in calls) else ""
@@ -205,6 +228,13 @@ def run(where: str) -> str:
         modes = " → ".join(c.request_mode for c in calls if c.request_mode) or "—"
         result = "saved" if attempt.get("outcome") == "saved" else attempt.get("reason", "?")
         kept_previous = "no" if attempt.get("outcome") == "saved" else "yes"
+        guard = attempt.get("guard") or {}
+        if attempt.get("outcome") != "saved":
+            outcomes["unchanged"] += 1
+        elif guard.get("new_written", 0) < guard.get("current_written_backed", 0):
+            outcomes["saved with fewer written statements"] += 1
+        else:
+            outcomes["improved"] += 1
         lines.append(
             f"| {case.key} | {modes} | {len(calls)} | {tokens_in} / {tokens_out}{estimated} |"
             f" {total / 1000:.1f} s ({slowest / 1000:.1f} s) | {kept} | {result} | {kept_previous} |"
@@ -215,6 +245,9 @@ def run(where: str) -> str:
         f" {run.tokens_used} tokens counted against the budget; {elapsed:.0f} s in all. Longest call"
         f" {longest / 1000:.1f} s against a {timeout:.0f} s timeout"
         + (" (within it)." if longest <= timeout * 1000 + 1000 else " (OVER IT)."),
+        "Cases improved (saved, at least as many written statements as the previous summary) / unchanged"
+        f" (previous summary kept) / saved with fewer written statements: {outcomes['improved']} /"
+        f" {outcomes['unchanged']} / {outcomes['saved with fewer written statements']}.",
     ]
     return "\n".join(lines)
 

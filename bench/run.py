@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,8 +38,22 @@ def memory_gib() -> str:
     return "unknown"
 
 
+def replace_sections(text: str, sections: list[str]) -> str:
+    """`text` with each section (a markdown block opening with its "## " heading) replaced, or appended."""
+    for section in sections:
+        heading = section.splitlines()[0]
+        pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
+        if pattern.search(text):
+            text = pattern.sub(lambda _, section=section: section + "\n\n", text, count=1)
+        else:
+            text = text.rstrip() + "\n\n" + section + "\n"
+    return text.rstrip() + "\n"
+
+
 def main() -> None:
-    only = sys.argv[1:]
+    # `bench/run.py bench_x bench_y --write` runs only those and replaces just their sections in the file.
+    write_partial = "--write" in sys.argv[1:]
+    only = [arg for arg in sys.argv[1:] if arg != "--write"]
     scripts = sorted(p for p in (ROOT / "bench").glob("bench_*.py") if not only or p.stem in only)
     sections = []
     for script in scripts:
@@ -49,8 +64,12 @@ def main() -> None:
             sys.exit(f"{script.name} failed (exit {done.returncode}); docs/BENCHMARKS.md left as it was")
         sections.append(done.stdout.strip())
         print(done.stdout.strip() + "\n", flush=True)
+    if only and write_partial:
+        OUT.write_text(replace_sections(OUT.read_text() if OUT.exists() else "# Benchmarks\n", sections))
+        print(f"replaced {len(sections)} section(s) of {OUT.relative_to(ROOT)}; each carries its own date and machine")
+        return
     if only:
-        print("(a partial run: docs/BENCHMARKS.md is written only when every benchmark runs)")
+        print("(a partial run: docs/BENCHMARKS.md is written only when every benchmark runs, or with --write)")
         return
     header = (
         "# Benchmarks\n\n"

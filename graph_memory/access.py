@@ -101,7 +101,8 @@ def visible_case_ids_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
         return f"SELECT c.id FROM {q(meta.db_table)} c WHERE c.{q(_firm_column())} = %s", (firm_id,)
     permissions = adapter.guardian_permissions()
     if permissions is not None:
-        groups_table = viewer.groups.through._meta.db_table
+        # The user model's group links (PermissionsMixin's `groups`), if group grants count.
+        groups_table = viewer.groups.through._meta.db_table if permissions.group_model is not None else ""
         sql = _guardian_sql(permissions, meta.db_table, _firm_column(), groups_table)
         return sql, _guardian_params(permissions, viewer, firm_id)
     try:

@@ -7,6 +7,7 @@ as `migrate` does.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -20,7 +21,7 @@ from django.db import connections, router
 from django.db.utils import load_backend
 from django.utils.module_loading import import_string
 
-from graph_memory import conf
+from graph_memory import conf, embeddings
 from graph_memory.adapter import get_adapter
 from graph_memory.models import Node
 from graph_memory.refresh.schedule import InvalidCrontab, parse_crontab
@@ -199,3 +200,42 @@ def check_host_models(app_configs: Any = None, **kwargs: Any) -> list[checks.Che
             id=check_id,
         ))
     return errors
+
+
+@checks.register()
+def check_search_relevance(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """SEARCH_EXACT_SHARE and SEARCH_MIN_SIMILARITY (issue 14), and a floor for the configured embedder."""
+    messages: list[checks.CheckMessage] = []
+    share = conf.get("SEARCH_EXACT_SHARE")
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
+        messages.append(checks.Error("GRAPH_MEMORY['SEARCH_EXACT_SHARE'] must be a number from 0 to 1", id="graph_memory.E040"))
+    floors = conf.get("SEARCH_MIN_SIMILARITY")
+    try:
+        floors = json.loads(floors) if isinstance(floors, str) else floors
+    except ValueError:
+        floors = None
+    valid = isinstance(floors, dict) and all(
+        isinstance(model, str)
+        and (value is None or (isinstance(value, int | float) and not isinstance(value, bool) and -1 <= value < 1))
+        for model, value in floors.items()
+    )
+    if not valid:
+        messages.append(checks.Error(
+            "GRAPH_MEMORY['SEARCH_MIN_SIMILARITY'] must map embedding models (or \"*\") to a cosine similarity "
+            "from -1 to below 1, or None",
+            hint='e.g. {"local:all-MiniLM-L6-v2": 0.33, "*": None}',
+            id="graph_memory.E041",
+        ))
+        return messages
+    model = embeddings.configured_model()
+    if model is not None and floors.get(model, floors.get("*")) is None:
+        messages.append(checks.Warning(
+            f"Search has no similarity floor for the embedding model {model!r}: meaning alone will qualify no hit "
+            "(word matches are still found and ranked by meaning)",
+            hint=(
+                f"Measure one on your own case texts (tests/relevance_corpus.py and bench/bench_search.py show how "
+                f"the local model's was chosen) and set GRAPH_MEMORY['SEARCH_MIN_SIMILARITY'][{model!r}]."
+            ),
+            id="graph_memory.W040",
+        ))
+    return messages

@@ -71,10 +71,16 @@ DEFAULTS: dict[str, Any] = {
     # Context slice caps not covered above (summaries/context.py).
     "CONTEXT_MAX_COUNTERPARTIES": 10,
     "CONTEXT_MAX_PAGES_PER_DOCUMENT": 3,
-    # Search: up to this many visible vectors, an exact scan; beyond, the HNSW index
-    # (iterative scan) with this candidate list size (hnsw.ef_search).
-    "SEARCH_EXACT_MAX": 5000,
+    # Search: an exact scan when the viewer sees at most SEARCH_EXACT_MAX vectors, or at most
+    # SEARCH_EXACT_SHARE of the vectors in the index; otherwise the HNSW index (iterative scan)
+    # with this candidate list size (hnsw.ef_search). docs/BENCHMARKS.md has the crossover.
+    "SEARCH_EXACT_MAX": 1000,
+    "SEARCH_EXACT_SHARE": 0.05,
     "SEARCH_EF_SEARCH": 300,
+    # Search: the cosine similarity a summary must reach to be a hit by meaning, per embedding
+    # model ("*": any other; None: meaning alone never qualifies a hit). The local model's floor
+    # is measured by bench/bench_search.py on case-like texts (docs/BENCHMARKS.md).
+    "SEARCH_MIN_SIMILARITY": {"local:all-MiniLM-L6-v2": 0.33, "*": None},
 }
 
 _INT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, int) and not isinstance(v, bool)}

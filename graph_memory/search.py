@@ -4,25 +4,34 @@ Visibility is a condition inside every SQL statement (the access module's
 subquery), never a filter over a fetched top-k: a walled case cannot surface
 however well it matches, and cannot push a visible match out of the page.
 
-Vector ranking, whatever share of the firm the viewer sees:
-- up to SEARCH_EXACT_MAX visible cases: an exact scan over just their vectors
-  (the statement counts them first, stopping past that number);
-- beyond: the HNSW index (hnsw.ef_search = SEARCH_EF_SEARCH) with pgvector's
-  iterative scan in strict order, so the filter cannot starve the result; if
-  it still returns fewer rows than asked for, an exact scan. Only this path is
-  approximate: docs/BENCHMARKS.md gives its measured recall.
-Word ranking: PostgreSQL full text over the GIN-indexed `search_vector`
-(header, names and summary): every word must match when meaning is ranked
-alongside (precise, and cheap however common the words), any word when words
-are all there is. The two rankings are fused by reciprocal rank fusion;
-without a working embedder the answer is words only and says so. Each path is
-a fixed number of statements, whatever the data size.
+A hit must be relevant on its own merits, so an answer may be empty:
+- by meaning when its summary's cosine similarity to the query reaches the
+  embedder's calibrated floor (SEARCH_MIN_SIMILARITY, per embedding model;
+  docs/BENCHMARKS.md shows how the local model's was measured). A model with
+  no floor ranks word matches but never qualifies a hit by meaning alone;
+- by words when the summary holds every word of the query (stop words
+  aside) or, with no embedder to fall back on, at least half of them.
+Each hit says which (`matched`) and carries a score that means the same
+whatever the query: 1.0 for every word found or an identical meaning, 0.5 for
+a hit just at the floor (half the words, or the similarity floor).
+
+Vector ranking: an exact scan over just the visible vectors when the viewer
+sees at most SEARCH_EXACT_MAX of them or at most SEARCH_EXACT_SHARE of the
+vectors in the index (its planner estimate): that is when a filtered walk of
+the shared HNSW index would have to skip most of what it meets. Otherwise the
+index (hnsw.ef_search = SEARCH_EF_SEARCH) with pgvector's iterative scan in
+strict order, so the filter cannot starve the result; if it still returns
+fewer rows than asked for, an exact scan. The statement that counts the
+visible set also ranks it when the answer is "exact". Word ranking:
+PostgreSQL full text over the GIN-indexed `search_vector` (header, names and
+summary). The rankings are fused by reciprocal rank fusion, which orders hits
+of equal score. Each path is a fixed number of statements, whatever the data size.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -45,6 +54,15 @@ HEADLINE_OPTIONS = 'MaxWords=40, MinWords=15, MaxFragments=2, FragmentDelimiter=
 S, N = CaseSummary._meta.db_table, Node._meta.db_table
 
 
+def min_similarity(model: str) -> float | None:
+    """The calibrated cosine-similarity floor of this embedding model (its own entry, else "*"; None: none)."""
+    floors = conf.get("SEARCH_MIN_SIMILARITY") or {}
+    if isinstance(floors, str):  # from the environment: a JSON object
+        floors = json.loads(floors)
+    value = floors.get(model, floors.get("*"))
+    return None if value is None else float(value)
+
+
 def _references_sql() -> tuple[str, tuple[Any, ...]]:
     """Every case's id and reference (the adapter's expression) as SQL: the planner folds it into the join."""
     cases = case_model().objects.order_by().annotate(_reference=get_adapter().case_reference())
@@ -57,8 +75,9 @@ class SearchHit:
     case: NodeRef
     case_id: int
     key: str
-    score: float  # 1.0 = first in every ranking used; see `search_cases`
+    score: float  # see `search_cases`
     snippet: str
+    matched: tuple[str, ...] = ()  # "meaning", "words" or both
 
 
 @dataclass(frozen=True)
@@ -85,9 +104,18 @@ _ONE_SUMMARY = (
 )
 
 
-def _words_query(q: str) -> str:
-    """`q` as "any of these words" in websearch syntax (punctuation and operators dropped)."""
-    return " or ".join(re.findall(r"\w+", q))
+def _exact_cap() -> tuple[str, list[Any]]:
+    """A CTE `cap`: the most visible vectors ranked exactly, from the settings and the index's size estimate.
+
+    pg_class.reltuples is the planner's estimate (-1 before the first ANALYZE,
+    which leaves SEARCH_EXACT_MAX alone in force): reading it costs nothing,
+    where counting the index's rows would cost more than the search.
+    """
+    return (
+        f"cap AS (SELECT greatest(%s, floor(%s * greatest(c.reltuples, 0)))::bigint AS cap "
+        f"FROM pg_class c WHERE c.oid = '{S}'::regclass)",
+        [int(conf.get("SEARCH_EXACT_MAX")), float(conf.get("SEARCH_EXACT_SHARE"))],
+    )
 
 
 def _rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -97,30 +125,31 @@ def _rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
 
 
 def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: int) -> VectorRanking:
-    """The `depth` visible cases nearest to `vector` (cosine), among vectors of `model`, nearest first."""
+    """The `depth` visible cases nearest to `vector` (cosine), among vectors of `model`, nearest first (no floor)."""
     visible = access.visible_case_ids_sql(viewer)
     if visible is None:
         return VectorRanking([], [], "exact")
     vis_sql, vis_params = visible
     query = Vector(list(vector)).to_text()
-    exact_max = int(conf.get("SEARCH_EXACT_MAX"))
-    # One statement: count the visible cases (stopping past the threshold) and,
+    cap_sql, cap_params = _exact_cap()
+    # One statement: count the visible cases (stopping past the cap) and,
     # when there are few enough, rank their vectors exactly.
     rows = _rows(
         f"""
-        WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT %s),
-             n AS (SELECT count(*) AS n FROM vis)
-        SELECT n.n, r.case_id, r.distance FROM n LEFT JOIN LATERAL (
+        WITH {cap_sql},
+             vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT (SELECT cap + 1 FROM cap)),
+             n AS (SELECT count(*) AS n, (SELECT cap FROM cap) AS cap FROM vis)
+        SELECT n.n <= n.cap, r.case_id, r.distance FROM n LEFT JOIN LATERAL (
             SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
             FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
-            WHERE n.n <= %s
+            WHERE n.n <= n.cap
             ORDER BY distance, s.case_id
             LIMIT %s
         ) r ON true
         """,
-        (*vis_params, exact_max + 1, query, model, exact_max, depth),
+        (*cap_params, *vis_params, query, model, depth),
     )
-    if rows[0][0] <= exact_max:
+    if rows[0][0]:
         ranked = [(r[1], r[2]) for r in rows if r[1] is not None]
         return VectorRanking([c for c, _ in ranked], [d for _, d in ranked], "exact")
     return _index_ranking(viewer=viewer, visible=visible, vector=query, model=model, depth=depth)
@@ -193,78 +222,118 @@ class _Sql:
         return _rows("\n".join(self.parts), self.params)
 
 
-def _ranked_search(
-    *, viewer: Any, visible: tuple[str, tuple[Any, ...]], words: str, limit: int, depth: int,
-    exact: tuple[str, str] | None = None, vector_ids: Sequence[int] = (),
-) -> tuple[int, list[tuple[Any, ...]]]:
-    """One statement: the visible set (computed once), the vector ranking (exact over the visible
-    set when `exact` = (vector, model) is given and it holds at most SEARCH_EXACT_MAX cases, else
-    `vector_ids` as ranked), the word ranking, their fusion and the page with snippets.
+@dataclass(frozen=True)
+class _Floor:
+    """What qualifies a hit: the meaning floor (None: meaning alone never does) and the share of words."""
 
-    Returns (visible cases counted up to SEARCH_EXACT_MAX + 1, rows).
+    similarity: float | None
+    all_words: bool
+
+
+def _ranked_search(
+    *, viewer: Any, visible: tuple[str, tuple[Any, ...]], q: str, limit: int, depth: int, floor: _Floor,
+    exact: tuple[str, str] | None = None, vector: VectorRanking | None = None,
+) -> tuple[bool, list[tuple[Any, ...]]]:
+    """One statement: the visible set (computed once), the vector ranking (exact over the visible
+    set when `exact` = (vector, model) is given and the set is within the cap, else `vector` as
+    ranked, or none), the word ranking, the floor, the fusion and the page with snippets.
+
+    Returns (whether the exact scan ran or nothing needed it, rows).
     """
     vis_sql, vis_params = visible
-    exact_max = int(conf.get("SEARCH_EXACT_MAX"))
-    sql = _Sql().add(f"WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
+    sql = _Sql()
     if exact is not None:
-        sql.add("n AS (SELECT count(*) AS n FROM (SELECT 1 FROM vis LIMIT %s) AS x),", exact_max + 1)
+        cap_sql, cap_params = _exact_cap()
+        sql.add(f"WITH {cap_sql},", *cap_params)
+        sql.add(f"vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
+        sql.add("n AS (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
+                "<= (SELECT cap FROM cap) AS exact),")  # fmt: skip
     else:
-        sql.add("n AS (SELECT 0 AS n),")  # nothing to decide: no count
-    sql.add("query AS (SELECT websearch_to_tsquery('english', %s) AS q),", words)
+        sql.add(f"WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
+        sql.add("n AS (SELECT true AS exact),")  # nothing to decide
+    # The query's words as stemmed lexemes (stop words dropped): "every word" and "any word" queries,
+    # and how many a summary must hold.
+    sql.add(
+        """words AS (
+            SELECT l.lexemes, cardinality(l.lexemes) AS total,
+                   (SELECT string_agg(quote_literal(x), ' & ') FROM unnest(l.lexemes) x)::tsquery AS every_word,
+                   (SELECT string_agg(quote_literal(x), ' | ') FROM unnest(l.lexemes) x)::tsquery AS any_word
+            FROM (SELECT tsvector_to_array(to_tsvector('english', %s)) AS lexemes) l
+        ),""",
+        q,
+    )
     if exact is not None:
         sql.add(
             f"""vec AS (
-                SELECT e.case_id, row_number() OVER (ORDER BY e.distance, e.case_id) AS rank FROM (
+                SELECT e.case_id, e.distance, row_number() OVER (ORDER BY e.distance, e.case_id) AS rank FROM (
                     SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
                     FROM n, vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
-                    WHERE n.n <= %s
+                    WHERE n.exact
                     ORDER BY distance, s.case_id LIMIT %s
                 ) AS e
             ),""",
-            exact[0], exact[1], exact_max, depth,
+            exact[0], exact[1], depth,
         )  # fmt: skip
     else:
+        ranked = vector or VectorRanking([], [], "exact")
         sql.add(
-            "vec AS (SELECT v.case_id, v.rank FROM unnest(%s::bigint[]) WITH ORDINALITY AS v(case_id, rank)),",
-            list(vector_ids),
+            "vec AS (SELECT v.case_id, v.distance, v.rank "
+            "FROM unnest(%s::bigint[], %s::float8[]) WITH ORDINALITY AS v(case_id, distance, rank)),",
+            list(ranked.case_ids), [float(d) for d in ranked.distances],
         )
+    # Without an embedder the words are all there is: half of them qualify a summary (an assistant asks
+    # in sentences). With one, every word must be there; meaning covers the paraphrases.
     sql.add(
         f"""kw AS (
-            SELECT s.case_id, row_number() OVER (ORDER BY ts_rank_cd(s.search_vector, query.q) DESC, s.case_id) AS rank
-            FROM {S} s CROSS JOIN query
-            WHERE s.firm_id = %s AND s.search_vector @@ query.q AND s.case_id IN (SELECT id FROM vis)
+            SELECT s.case_id, f.found, row_number() OVER (
+                ORDER BY f.found DESC, ts_rank_cd(s.search_vector, words.any_word) DESC, s.case_id) AS rank
+            FROM {S} s CROSS JOIN words
+            CROSS JOIN LATERAL (
+                SELECT CASE WHEN %s THEN words.total ELSE (
+                    SELECT count(*) FROM unnest(words.lexemes) x WHERE s.search_vector @@ quote_literal(x)::tsquery
+                ) END AS found
+            ) f
+            WHERE s.firm_id = %s AND s.case_id IN (SELECT id FROM vis)
+              AND s.search_vector @@ (CASE WHEN %s THEN words.every_word ELSE words.any_word END)
+              AND f.found * 2 >= words.total
             ORDER BY rank LIMIT %s
-        ),
-        fused AS (
-            SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
-                   coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf
-            FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id
-            -- Too many visible cases for the exact scan: the caller asks the
-            -- index and comes back, so rank nothing now.
-            WHERE %s OR (SELECT n.n FROM n) <= %s
         ),""",
-        access.viewer_firm_id(viewer), depth, exact is None, exact_max,
+        floor.all_words, access.viewer_firm_id(viewer), floor.all_words, depth,
     )  # fmt: skip
+    # Score: 0.5 at the similarity floor rising to 1.0 at identity; the share of the words found.
+    meaning = "CASE WHEN 1 - vec.distance >= %s THEN 0.5 + 0.5 * (1 - vec.distance - %s) / (1 - %s) END"
     ref_sql, ref_params = _references_sql()
     sql.add(
-        f"""top AS (
+        f"""fused AS (
+            SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
+                   coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf,
+                   {meaning} AS meaning, kw.found::float8 / nullif(words.total, 0) AS words
+            FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id CROSS JOIN words
+            -- Too many visible cases for the exact scan: the caller asks the index and comes back.
+            WHERE (SELECT n.exact FROM n)
+        ),
+        top AS (
             -- Joined to the visible set again: given vector ids were read by an
             -- earlier statement, and access may have changed since.
-            SELECT f.case_id, f.rrf, c.reference AS key, n.id AS node_id, n.label
+            SELECT f.case_id, greatest(f.meaning, f.words) AS score, f.rrf, f.meaning, f.words,
+                   c.reference AS key, n.id AS node_id, n.label
             FROM fused f
             JOIN vis ON vis.id = f.case_id
             JOIN ({ref_sql}) AS c(id, reference) ON c.id = f.case_id
             JOIN {N} n ON n.firm_id = %s AND n.kind = %s AND n.ref_id = c.id
-            ORDER BY f.rrf DESC, c.reference, c.id
+            WHERE f.meaning IS NOT NULL OR f.words IS NOT NULL
+            ORDER BY score DESC, f.rrf DESC, c.reference, c.id
             LIMIT %s
         ),
         hits AS (
-            SELECT top.*, ts_headline('english', s.text, query.q, %s) AS snippet
-            FROM top JOIN {S} s ON s.case_id = top.case_id CROSS JOIN query
+            SELECT top.*, ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %s) AS snippet
+            FROM top JOIN {S} s ON s.case_id = top.case_id CROSS JOIN words
         )
-        SELECT n.n, hits.case_id, hits.rrf, hits.key, hits.node_id, hits.label, hits.snippet
+        SELECT n.exact, hits.case_id, hits.score, hits.key, hits.node_id, hits.label, hits.snippet,
+               hits.meaning, hits.words
         FROM n LEFT JOIN hits ON true
-        ORDER BY hits.rrf DESC, hits.key, hits.case_id""",
+        ORDER BY hits.score DESC, hits.rrf DESC, hits.key, hits.case_id""",
+        floor.similarity, floor.similarity, floor.similarity,
         *ref_params, access.viewer_firm_id(viewer), Node.Kind.CASE.value, limit, HEADLINE_OPTIONS,
     )  # fmt: skip
     rows = sql.rows()
@@ -274,14 +343,17 @@ def _ranked_search(
 def search_cases(
     *, viewer: Any, q: str, limit: int | None = None, embedder: embeddings.Embedder | None = None
 ) -> SearchResult:
-    """The viewer's cases best matching `q` by meaning and by words, best first, each with a snippet.
+    """The viewer's cases relevant to `q` by meaning or by words, best first, each with a snippet.
 
     Promises: only cases the viewer may open are ranked, scored or quoted
-    (snippets come from their own summaries); `mode` is "hybrid" when the
-    embedder answered, "keyword" when none is configured or it failed.
-    `score` is the reciprocal-rank-fusion score scaled to (0, 1]: 1.0 means
-    first in every ranking used. `embedder` overrides the configured one.
-    One statement, or six when the visible set is large enough for the index.
+    (snippets come from their own summaries); a case is returned only when it
+    qualifies on its own (see the module docstring), so the answer may be
+    empty; `matched` says how each hit qualified. `score` is in [0.5, 1]: the
+    larger of the meaning score (0.5 at the embedder's similarity floor, 1.0
+    at identity) and the share of the query's words the summary holds. `mode`
+    is "hybrid" when the embedder answered, "keyword" when none is configured
+    or it failed. `embedder` overrides the configured one. One statement, or
+    six when the visible set is large enough for the index.
     Raises ValueError for an empty or over-long `q` or a bad `limit`.
     """
     limit = conf.page_size(limit)
@@ -295,28 +367,26 @@ def search_cases(
     # Each ranking contributes its top `depth` to the fusion: twice the page, at least 20.
     depth = min(max(2 * limit, 20), 2 * int(conf.get("PAGE_MAX")))
     embedded = _query_vector(embedder, q, firm_id=access.viewer_firm_id(viewer))
-    search = partial(_ranked_search, viewer=viewer, visible=visible, limit=limit, depth=depth)
+    search = partial(_ranked_search, viewer=viewer, visible=visible, q=q, limit=limit, depth=depth)
     if embedded is None:
-        # Words only: any word may match (ranked by how many and how close), as
-        # an assistant asks in sentences. With meaning alongside, the words must
-        # all match (websearch syntax), which keeps that ranking precise and cheap.
-        _, rows = search(words=_words_query(q))
+        _, rows = search(floor=_Floor(similarity=None, all_words=False))
     else:
         used, vector = embedded
+        floor = _Floor(similarity=min_similarity(used.model), all_words=True)
         exact = (Vector(list(vector)).to_text(), used.model)
-        counted, rows = search(words=q, exact=exact)
-        if counted > int(conf.get("SEARCH_EXACT_MAX")):
+        ran, rows = search(floor=floor, exact=exact)
+        if not ran:
             ranking = _index_ranking(viewer=viewer, visible=visible, vector=exact[0], model=used.model, depth=depth)
-            _, rows = search(words=q, vector_ids=ranking.case_ids)
-    best = (2 if embedded is not None else 1) / (RRF_K + 1)
+            _, rows = search(floor=floor, vector=ranking)
     hits = [
         SearchHit(
             case=NodeRef(id=str(node_id), kind=Node.Kind.CASE.value, label=label),
             case_id=case_id,
             key=key,
-            score=round(min(float(rrf) / best, 1.0), 4),
+            score=round(float(score), 4),
             snippet=" ".join(snippet.split()),
+            matched=tuple(name for name, part in (("meaning", meaning), ("words", words)) if part is not None),
         )
-        for case_id, rrf, key, node_id, label, snippet in rows
+        for case_id, score, key, node_id, label, snippet, meaning, words in rows
     ]
     return SearchResult(hits, "hybrid" if embedded is not None else "keyword", notice)

@@ -16,9 +16,10 @@ from typing import Any
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from graph_memory import access, conf
+from graph_memory import access, conf, names
 from graph_memory.models import Edge, Node
-from graph_memory.names import lookup_key, party_key
+from graph_memory.models.graph import PARTY_VARIANTS_FUNCTION
+from graph_memory.names import lookup_key
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ class ConflictMatch:
     case: NodeRef
     party: NodeRef
     role: str  # "client" or "counterparty"
+    match: str = "exact"  # names.KINDS: exact, words, reordered, similar
+    similarity: float = 1.0  # names.NameMatch.similarity
 
 
 @dataclass(frozen=True)
@@ -221,39 +224,89 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
 
 
 _ROLE = {Edge.Kind.FOR_CLIENT.value: "client", Edge.Kind.AGAINST.value: "counterparty"}
+_PARTY_KINDS = f"('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')"
+_PARTY_EDGES = f"('{Edge.Kind.FOR_CLIENT.value}', '{Edge.Kind.AGAINST.value}')"
+# Candidates scored in Python (names.conflict_match) at most: past it, `has_more`.
+CONFLICT_CANDIDATES = 200
+# Candidates come from the index of the parties' word variants (names.party_variants) and
+# must be parties of a case the viewer may open before they count towards the cap; the exact
+# key and the words asked come first, so a flood of near spellings cannot crowd them out.
 _CONFLICT_SQL = f"""
-SELECT c.id, c.kind, c.label, p.id, p.kind, p.label, e.kind
-FROM {N} p
-JOIN {E} e ON e.target_id = p.id
-{_visible("e.case_id")}
-JOIN {N} c ON c.id = e.source_id
-WHERE p.firm_id = %s AND p.party_key = %s AND p.kind IN ('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')
-  AND e.kind IN ('{Edge.Kind.FOR_CLIENT.value}', '{Edge.Kind.AGAINST.value}')
-ORDER BY c.label, c.id, e.kind, p.label, p.id
-LIMIT %s
+WITH candidate AS (
+    SELECT p.id, p.kind, p.label, p.party_key, p.party_key = %s AS exact, {{variants}} @> %s::text[] AS words
+    FROM {N} p
+    WHERE p.firm_id = %s AND p.kind IN {_PARTY_KINDS} AND (p.party_key = %s OR {{any_reading}})
+),
+seen AS (
+    SELECT c.* FROM candidate c
+    WHERE EXISTS (SELECT 1 FROM {E} e {_visible("e.case_id")} WHERE e.target_id = c.id AND e.kind IN {_PARTY_EDGES})
+    ORDER BY c.exact DESC, c.words DESC, c.label, c.id
+    LIMIT %s
+)
+SELECT s.id, s.kind, s.label, s.party_key, m.id, m.kind, m.label, m.edge
+FROM seen s CROSS JOIN LATERAL (
+    SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {_visible("e.case_id")} JOIN {N} c ON c.id = e.source_id
+    WHERE e.target_id = s.id AND e.kind IN {_PARTY_EDGES}
+    ORDER BY c.label, c.id, e.kind LIMIT %s
+) m
 """
 
 
-def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> ConflictReport:
-    """The viewer's cases where a client or counterparty has this name after normalisation. One query.
+def _any_reading(query: names.ConflictQuery, firm_id: int) -> tuple[str, list[Any]]:
+    """SQL true for a party holding, for some reading of the query, a variant of every word asked."""
+    variants = f"{PARTY_VARIANTS_FUNCTION}(p.firm_id, p.party_key)"
+    readings: list[str] = []
+    params: list[Any] = []
+    for lists in query.index_groups(firm_id):
+        readings.append("(" + " AND ".join(f"{variants} && %s::text[]" for _ in lists) + ")")
+        params.extend(lists)
+    return (" OR ".join(readings) or "false"), params
 
-    Case, accents, punctuation, a leading "the" and trailing legal forms
-    (Inc., LLC, Corp., GmbH, S.A., plc, ...) are ignored. A firm admin's check
-    covers the whole firm; anyone else's covers the cases they may open, so an
-    empty answer is no clearance. Ordered by case label, then role, then party
-    label; capped at `limit` (default PAGE_MAX) with `has_more`.
+
+def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> ConflictReport:
+    """The viewer's cases where a client or counterparty matches this name, best match first. One query.
+
+    A match is, best first: the same name once case, accents, punctuation, a
+    leading "the" and trailing legal forms (Inc., LLC, Corp., GmbH, S.A., plc,
+    ...) are ignored (`exact`); the words asked among the name's words, in
+    order (`words`: "Northwind" finds "Northwind Holdings, Inc."); the same
+    words reordered or as initials (`reordered`: "Lee, Jordan", "J. Lee");
+    within a few typing errors (`similar`: names.py has the thresholds). Each
+    carries its kind and a similarity; ties go by party label, then case label.
+    A firm admin's check covers the whole firm; anyone else's only the cases
+    they may open, so an empty answer is no clearance, and nothing of another
+    case (no party, no count, no `has_more`) shows through. Capped at `limit`
+    (default PAGE_MAX) with `has_more`.
     """
     limit = int(conf.get("PAGE_MAX")) if limit is None else conf.page_size(limit)
-    key = party_key(name)
+    query = names.conflict_query(name)
     visible = access.visible_case_ids_sql(viewer)
-    if not key or visible is None:
+    firm_id = access.viewer_firm_id(viewer)
+    if not query.key or visible is None or firm_id is None:
         return ConflictReport(name=name, matches=[], has_more=False)
     visible_sql, visible_params = visible
+    any_reading, reading_params = _any_reading(query, firm_id)
+    variants = f"{PARTY_VARIANTS_FUNCTION}(p.firm_id, p.party_key)"
+    words = sorted({f"{firm_id}:{w}" for w in query.words})
+    params = [query.key, words, firm_id, query.key, *reading_params, *visible_params, CONFLICT_CANDIDATES + 1,
+              *visible_params, limit + 1]  # fmt: skip
     with connection.cursor() as cursor:
-        cursor.execute(_CONFLICT_SQL.format(visible=visible_sql), [*visible_params, access.viewer_firm_id(viewer), key, limit + 1])
+        cursor.execute(_CONFLICT_SQL.format(variants=variants, any_reading=any_reading, visible=visible_sql), params)
         rows = cursor.fetchall()
+    parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}
+    for p_id, p_kind, p_label, p_key, c_id, c_kind, c_label, edge in rows:
+        if p_id not in parties:
+            parties[p_id] = (NodeRef(str(p_id), p_kind, p_label), names.conflict_match(query, p_key), [])
+        parties[p_id][2].append((NodeRef(str(c_id), c_kind, c_label), _ROLE[edge]))
+    rank = {kind: i for i, kind in enumerate(names.KINDS)}
+    found = sorted(
+        (entry for entry in parties.values() if entry[1] is not None),
+        key=lambda e: (rank[e[1].kind], -e[1].similarity, e[0].label, e[0].id),
+    )
     matches = [
-        ConflictMatch(case=NodeRef(str(c_id), c_kind, c_label), party=NodeRef(str(p_id), p_kind, p_label), role=_ROLE[edge])
-        for c_id, c_kind, c_label, p_id, p_kind, p_label, edge in rows[:limit]
+        ConflictMatch(case=case, party=party, role=role, match=how.kind, similarity=how.similarity)
+        for party, how, cases in found
+        for case, role in cases
     ]
-    return ConflictReport(name=name, matches=matches, has_more=len(rows) > limit)
+    more = len(matches) > limit or len(parties) > CONFLICT_CANDIDATES
+    return ConflictReport(name=name, matches=matches[:limit], has_more=more)

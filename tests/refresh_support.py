@@ -18,7 +18,7 @@ from tests.openai_server import Reply
 def valid_reply(**kwargs: Any) -> Reply:
     """A model answer that passes verification for any case (it states no checkable fact)."""
     content = empty_content()
-    content["status"] = [{"text": "The matter is open.", "sources": ["case:header"]}]
+    content["status"] = [{"text": "The matter is open.", "sources": ["case:header"], "quote": "Status: Open."}]
     return Reply.json(content, **kwargs)
 
 

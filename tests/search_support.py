@@ -186,6 +186,16 @@ def exact_top(corpus: Corpus, firm: Firm, visible: np.ndarray, query: np.ndarray
     return [int(i) for i in ids[mask][order]]
 
 
+def exact_cap() -> int:
+    """How many visible vectors search ranks exactly now (search._exact_cap's rule, from the index's estimate)."""
+    from graph_memory import conf
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [CaseSummary._meta.db_table])
+        estimate = max(cursor.fetchone()[0], 0)
+    return max(int(conf.get("SEARCH_EXACT_MAX")), int(float(conf.get("SEARCH_EXACT_SHARE")) * estimate))
+
+
 class FixedEmbedder:
     """An embedder that answers every text with one given vector (synthetic corpora have no real text)."""
 

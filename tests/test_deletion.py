@@ -51,7 +51,7 @@ def model_settings(settings: Any, openai_server: OpenAIServer) -> OpenAIServer:
 def quoting_reply(case: Case) -> Reply:
     """A model answer that passes verification and quotes the case's own words."""
     content = empty_content()
-    content["status"] = [{"text": f"{case.title} is open.", "sources": ["case:header"]}]
+    content["status"] = [{"text": f"{case.title} is open.", "sources": ["case:header"], "quote": f"{case.title}. Status: Open."}]
     return Reply.json(content)
 
 

@@ -90,7 +90,7 @@ def assert_repaired(case: Case, previous: CaseSummary) -> None:
 
 
 INVENTED = empty_content()
-INVENTED["key_dates"] = [{"text": "Completion is set for 3 March 2031.", "sources": ["case:header"]}]
+INVENTED["key_dates"] = [{"text": "Completion is set for 3 March 2031.", "sources": ["case:header"], "quote": "Status: Open."}]
 
 MODEL_FAULTS = {
     "server down": (None, "connection error", AICall.Outcome.ERROR),

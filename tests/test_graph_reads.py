@@ -158,8 +158,28 @@ CONFLICTS = {
     ("carol", "Northwind Holdings"): [],
     ("carol", "Meridian Foods Corporation"): [(C088, "Meridian Foods Corp.", "client"), (C047, "Meridian Foods Corp.", "client")],
     ("alice", "Castell Components"): [(C014, "Castell Components GmbH", "counterparty")],
-    ("dana", "Northwind"): [],
     ("dana", "jordan lee"): [(C047, "Jordan Lee", "counterparty")],
+    # Name variants (issue 14): short form, typos, reordered names and initials.
+    ("dana", "Northwind"): [(C014, "Northwind Holdings, Inc.", "client"), (C031, "NORTHWIND HOLDINGS INC", "counterparty")],
+    ("dana", "NORTHWIND HOLDINGS INC"): [(C014, "Northwind Holdings, Inc.", "client"), (C031, "NORTHWIND HOLDINGS INC", "counterparty")],
+    ("dana", "Nortwind Holdings"): [(C014, "Northwind Holdings, Inc.", "client"), (C031, "NORTHWIND HOLDINGS INC", "counterparty")],
+    ("dana", "Nortwind"): [(C014, "Northwind Holdings, Inc.", "client"), (C031, "NORTHWIND HOLDINGS INC", "counterparty")],
+    ("alice", "Northwind"): [(C014, "Northwind Holdings, Inc.", "client")],
+    ("alice", "NORTHWIND HOLDINGS INC"): [(C014, "Northwind Holdings, Inc.", "client")],
+    ("alice", "Nortwind Holdings"): [(C014, "Northwind Holdings, Inc.", "client")],
+    ("bob", "Northwind"): [(C031, "NORTHWIND HOLDINGS INC", "counterparty")],
+    ("bob", "Nortwind Holdings"): [(C031, "NORTHWIND HOLDINGS INC", "counterparty")],
+    ("evan", "NORTHWIND HOLDINGS INC"): [(C031, "NORTHWIND HOLDINGS INC", "counterparty")],
+    ("carol", "Northwind"): [],
+    ("carol", "Nortwind Holdings"): [],
+    ("carol", "Lee, Jordan"): [(C047, "Jordan Lee", "counterparty")],
+    ("carol", "J. Lee"): [(C047, "Jordan Lee", "counterparty")],
+    ("dana", "Jordan Lea"): [(C047, "Jordan Lee", "counterparty")],
+    ("alice", "Lee, Jordan"): [],
+    ("alice", "Castel Components"): [(C014, "Castell Components GmbH", "counterparty")],
+    ("dana", "Brightline Logistic"): [(C031, "Brightline Logistics LLC", "client")],
+    ("dana", "Northgate Holdings"): [],  # a different name, not a typo of one
+    ("dana", "Parkside Realty Partners Limted"): [(C088, "Parkside Realty Partners", "counterparty")],
 }
 
 
@@ -170,6 +190,33 @@ def test_conflict_check_per_persona(demo: dict[str, User], username: str, name: 
     assert sorted(got) == sorted(CONFLICTS[(username, name)])
     assert report.name == name and not report.has_more
     assert all(m.case.kind == "case" and m.party.kind == m.role for m in report.matches)
+    assert all(m.match in ("exact", "words", "reordered", "similar") and 0 < m.similarity <= 1 for m in report.matches)
+
+
+MATCH_KINDS = [
+    ("NORTHWIND HOLDINGS INC", "exact", 1.0),
+    ("Northwind", "words", 0.5294),
+    ("Nortwind Holdings", "similar", 0.9412),
+    ("Holdings Northwind", "reordered", 1.0),
+]
+
+
+@pytest.mark.parametrize(("name", "kind", "similarity"), MATCH_KINDS)
+def test_each_match_says_how_it_matched(demo: dict[str, User], name: str, kind: str, similarity: float) -> None:
+    report = services.conflicts_check(viewer=demo["dana"], name=name)
+    assert {(m.match, m.similarity) for m in report.matches} == {(kind, similarity)} and len(report.matches) == 2
+
+
+def test_best_match_first(demo: dict[str, User], demo_firm: Firm) -> None:
+    # A second party, a typo away from the first: the exact one comes first.
+    other = CounterpartyFactory(firm=demo_firm, name="Meridian Food Corp.")
+    lease = Case.objects.get(key="2025-088")
+    CaseCounterparty.objects.create(case=lease, counterparty=other, firm=demo_firm)
+    services.graph_sync_case(case_id=lease.pk)
+    report = services.conflicts_check(viewer=demo["dana"], name="Meridian Foods")
+    assert [(m.party.label, m.match) for m in report.matches] == [
+        ("Meridian Foods Corp.", "exact"), ("Meridian Foods Corp.", "exact"), ("Meridian Food Corp.", "similar"),
+    ]
 
 
 def test_hidden_never_existing_and_malformed_ids_are_one_answer(demo: dict[str, User], personas: Personas, api: APIClient) -> None:
@@ -288,6 +335,13 @@ def test_conflicts_endpoint(demo: dict[str, User], api: APIClient) -> None:
     assert body["name"] == "Northwind Holdings" and body["notice"] == conf.get("NOTICE")
     got = sorted((m["case"]["label"], m["party"]["label"], m["role"]) for m in body["matches"])
     assert got == sorted(CONFLICTS[("dana", "Northwind Holdings")])
+    assert {(m["match"], m["similarity"]) for m in body["matches"]} == {("exact", 1.0)}
+    body = api.get("/api/memory/conflicts/", {"name": "Nortwind", "limit": "1"}).json()
+    assert len(body["matches"]) == 1 and body["has_more"] is True and body["matches"][0]["match"] == "similar"
+    for other, seen in (("bob", 1), ("carol", 0)):
+        api.force_authenticate(demo[other])
+        body = api.get("/api/memory/conflicts/", {"name": "Nortwind", "limit": "1"}).json()
+        assert len(body["matches"]) == seen and body["has_more"] is False  # nothing hidden shows, not even as more
 
 
 @pytest.mark.parametrize(
@@ -306,6 +360,8 @@ def test_conflicts_endpoint(demo: dict[str, User], api: APIClient) -> None:
         ("NEIGHBORS", {"kind": "edge"}, "kind"),
         ("/api/memory/conflicts/", {}, "name"),
         ("/api/memory/conflicts/", {"name": "x" * 501}, "name"),
+        ("/api/memory/conflicts/", {"name": "Northwind", "limit": "1000"}, "limit"),
+        ("/api/memory/conflicts/", {"name": "Northwind", "limit": "0"}, "limit"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field(demo: dict[str, User], api: APIClient, path: str, params: dict[str, str], field: str) -> None:

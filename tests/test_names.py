@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 
+from graph_memory import names
 from graph_memory.names import lookup_key, party_key
 
 SAME_PARTY = [
@@ -92,3 +94,72 @@ def test_party_key_is_a_token_prefix_of_the_lookup_key_after_the_article() -> No
         if words[:1] == ["the"] and len(words) > 1:
             words = words[1:]
         assert words[: len(party_key(name).split())] == party_key(name).split()
+
+
+# --- Conflict matching (names.conflict_query / conflict_match) ---------------------------------
+
+MATCHES = [
+    # (asked, party's name, kind or None)
+    ("Acme Corporation", "ACME Corp.", "exact"),
+    ("Société Générale", "Societe Generale S.A.", "exact"),
+    ("Northwind", "Northwind Holdings, Inc.", "words"),
+    ("Meridian Foods", "Meridian Foods Corp.", "exact"),
+    ("Castell", "Castell Components GmbH", "words"),
+    ("Northwind Holdings", "Northwind Holdings Europe", "words"),
+    ("Lee, Jordan", "Jordan Lee", "reordered"),
+    ("J. Lee", "Jordan Lee", "reordered"),
+    ("Lee J", "Jordan Lee", "reordered"),
+    ("Jordan Lee", "J. Lee", "reordered"),
+    ("Holdings Northwind", "Northwind Holdings Inc", "reordered"),
+    ("Nortwind Holdings", "NORTHWIND HOLDINGS INC", "similar"),
+    ("Nortwind", "Northwind Holdings", "similar"),
+    ("Northwnid Holdings", "Northwind Holdings", "similar"),  # two letters swapped: one edit
+    ("Jordan Lwr", "Jordan Lee", "similar"),  # two edits in a ten-letter name
+    ("NorthwindHoldings", "Northwind Holdings", "similar"),  # a missing space
+    ("Northw ind Holdings", "Northwind Holdings", "similar"),  # a space too many
+    ("Northwind Holdings Incorporatd", "Northwind Holdings Inc", "similar"),  # a misspelt legal form
+    ("Meridian Food", "Meridian Foods Corp.", "similar"),
+    # Not the same name: three edits or more, or a word missing from the name.
+    ("Northgate Holdings", "Northwind Holdings", None),
+    ("Northwind Logistics", "Northwind Holdings", None),
+    ("Acme", "Apex", None),
+    ("Jordan Leigh", "Jordan Lee", None),
+    ("Kim", "Kit", None),  # three letters: no typo allowed
+    ("Casey Lee", "Jordan Lee", None),
+    ("K. Lee", "Jordan Lee", None),
+    ("Northwind Holdings", "Northwind", None),
+    ("!!!", "Northwind", None),
+]
+
+
+@pytest.mark.parametrize(("asked", "name", "kind"), MATCHES)
+def test_conflict_match(asked: str, name: str, kind: str | None) -> None:
+    found = names.conflict_match(names.conflict_query(asked), party_key(name))
+    assert (found.kind if found else None) == kind
+    if found:
+        assert 0 < found.similarity <= 1 and (found.kind != "exact" or found.similarity == 1.0)
+
+
+def test_thresholds() -> None:
+    assert [names.word_edits_allowed(n) for n in (1, 2, 3, 8)] == [0, 1, 2, 2]
+    assert [names.name_edits_allowed(n) for n in (3, 4, 7, 8, 30)] == [0, 1, 1, 2, 2]
+    assert names.deletions("abc", 1) == {"abc", "bc", "ac", "ab"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("key", ["northwind holdings", "jordan lee", "a b", "x", "muller", "2026 014 north", ""])
+def test_the_sql_function_and_python_agree_on_a_partys_variants(key: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT graph_memory_party_variants(%s, %s)", [42, key])
+        assert set(cursor.fetchone()[0]) == names.party_variants(42, key)
+
+
+def test_every_accepted_typo_is_found_by_the_index_strings() -> None:
+    """The symmetric-deletion rule: whenever conflict_match accepts a `similar` match, the party's
+    index strings share one with every word list of some reading of the query."""
+    for asked, name, kind in MATCHES:
+        query, key = names.conflict_query(asked), party_key(name)
+        if kind is None or not query.key:
+            continue
+        held = names.party_variants(7, key)
+        assert any(all(set(lst) & held for lst in lists) for lists in query.index_groups(7)) or query.key == key, asked

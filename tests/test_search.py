@@ -55,15 +55,62 @@ def test_meaning_finds_the_lease_case_without_its_words(local_memory) -> None:
     alice = local_memory["alice"]
     result = services.search_cases(viewer=alice, q="rent increase disagreement with the landlord")
     assert result.mode == "hybrid"
-    assert keys(result)[0] == "2025-088"
-    # 0.5: first by meaning, while no summary holds all those words.
-    assert result.results[0].score == 0.5 and result.results[0].case.kind == "case"
+    # The lease case by meaning alone (no summary holds all those words); the acquisition is not about it.
+    assert keys(result) == ["2025-088"]
+    hit = result.results[0]
+    assert hit.matched == ("meaning",) and 0.5 <= hit.score < 1.0 and hit.case.kind == "case"
     # The vector ranking alone (no words involved) puts it first too.
     vector = embeddings.LocalEmbedder().embed(["rent increase disagreement with the landlord"]).vectors[0]
     ranking = search.vector_ranking(viewer=alice, vector=vector, model=embeddings.LocalEmbedder.model, depth=5)
     lease = Case.objects.get(key="2025-088")
     assert ranking.case_ids[0] == lease.pk and ranking.method == "exact"
-    assert set(keys(result)) <= {"2025-088", "2026-014"}  # alice's cases, nothing else
+    assert 1 - ranking.distances[0] >= search.min_similarity(embeddings.LocalEmbedder.model)
+
+
+@pytest.mark.parametrize(
+    ("username", "q"),
+    [
+        ("alice", "zebra giraffe quantum"),
+        ("bob", "Meridian lease dispute"),  # bob's one case is the logistics claim: not about it
+        ("alice", "chocolate cake recipe"),
+        ("carol", "football world cup results"),
+    ],
+)
+def test_a_query_unrelated_to_every_visible_case_finds_nothing(local_memory, username, q) -> None:
+    result = services.search_cases(viewer=local_memory[username], q=q)
+    assert result.mode == "hybrid" and result.results == []
+    body = api(local_memory[username]).get("/api/memory/search/", {"q": q}).json()
+    assert body["results"] == [] and body["mode"] == "hybrid"
+
+
+def test_words_and_meaning_each_say_they_matched(local_memory) -> None:
+    alice = local_memory["alice"]
+    words = services.search_cases(viewer=alice, q="Parkside lease")
+    assert keys(words)[0] == "2025-088" and set(words.results[0].matched) >= {"words"}
+    assert words.results[0].score == 1.0  # every word of the query is in the summary
+    assert all(h.score >= 0.5 and h.matched for h in words.results)
+    body = api(alice).get("/api/memory/search/", {"q": "Parkside lease"}).json()
+    assert set(body["results"][0]["matched"]) >= {"words"} and body["results"][0]["score"] == 1.0
+    # One word the summary lacks: no longer a words match (with an embedder, every word must be there).
+    assert all("words" not in h.matched for h in services.search_cases(viewer=alice, q="Parkside lease zeppelin").results)
+
+
+def test_an_embedder_without_a_floor_never_qualifies_a_hit_by_meaning(demo_firm, demo_users, settings) -> None:
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "none"}
+    build_memory(demo_firm, embed=False)
+    stub = search_support.FixedEmbedder([1.0] + [0.0] * 383, model="unmeasured:model")
+    rng = np.random.default_rng(3)
+    for summary in CaseSummary.objects.filter(firm=demo_firm):
+        summary.embedding, summary.embedding_model = rng.standard_normal(384).tolist(), "unmeasured:model"
+        summary.save(update_fields=["embedding", "embedding_model"])
+    alice = demo_users["alice"]
+    assert services.search_cases(viewer=alice, q="zebra giraffe", embedder=stub).results == []
+    found = services.search_cases(viewer=alice, q="Parkside lease", embedder=stub)
+    assert keys(found) == ["2025-088"] and found.results[0].matched == ("words",)
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_MIN_SIMILARITY": {"*": -1.0}}
+    everything = services.search_cases(viewer=alice, q="zebra giraffe", embedder=stub)
+    assert sorted(keys(everything)) == ["2025-088", "2026-014"]  # a floor below every vector: alice's cases only
+    assert all(h.matched == ("meaning",) for h in everything.results)
 
 
 @pytest.mark.parametrize("fixture", ["local_memory", "keyword_memory"])
@@ -83,7 +130,24 @@ def test_keyword_fallback_when_no_embedder_is_configured(keyword_memory) -> None
     assert result.mode == "keyword"
     assert keys(result) == ["2025-088"]
     assert result.results[0].score == 1.0 and "Parkside" in result.results[0].snippet
+    assert result.results[0].matched == ("words",)
     assert CaseSummary.objects.filter(embedding__isnull=False).count() == 0
+
+
+@pytest.mark.parametrize(
+    ("q", "expected", "score"),
+    [
+        ("Parkside zebra", ["2025-088"], 0.5),  # half the words: enough without an embedder
+        ("Parkside zebra giraffe", [], None),  # a third: not
+        ("zebra giraffe quantum", [], None),
+        ("the with and", [], None),  # stop words only: no word to match
+    ],
+)
+def test_keyword_search_needs_half_the_words(keyword_memory, q, expected, score) -> None:
+    result = services.search_cases(viewer=keyword_memory["alice"], q=q)
+    assert result.mode == "keyword" and keys(result) == expected
+    if score is not None:
+        assert result.results[0].score == score
 
 
 class BrokenEmbedder:
@@ -203,7 +267,7 @@ def test_search_query_count_does_not_grow_with_cases(settings, cases, django_ass
     with django_assert_num_queries(1):  # exact vector ranking, words, fusion and snippets: one statement
         result = services.search_cases(viewer=lawyer, q="lease rent", limit=3, embedder=stub)
     assert result.mode == "hybrid" and len(result.results) == 3
-    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "SEARCH_EXACT_MAX": 1}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0.0}
     # Index: counting statement, savepoint, SET LOCAL, index scan, release, fusion.
     with django_assert_num_queries(6):
         result = services.search_cases(viewer=lawyer, q="lease rent", limit=3, embedder=stub)
@@ -243,13 +307,13 @@ def test_recall_at_10_equals_exact_search_whatever_the_share(corpus_db, share, s
         methods.add(ranking.method)
         assert set(ranking.case_ids) <= set(visible.tolist())
         assert set(ranking.case_ids) == set(search_support.exact_top(corpus, firm, visible, query, 10))
-    assert methods == ({"hnsw"} if len(visible) > conf.get("SEARCH_EXACT_MAX") else {"exact"})
+    assert methods == ({"hnsw"} if len(visible) > search_support.exact_cap() else {"exact"})
 
 
 @pytest.mark.parametrize("share", [0.01, 0.1])
 def test_filtered_hnsw_iterative_scan_fills_the_page(corpus_db, share, settings) -> None:
     """Forced onto the index: a viewer seeing 1% or 10% still gets a full page of their own nearest cases."""
-    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1}
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0.0}
     corpus, firm, viewers = corpus_db
     viewer, visible = viewers[share]
     hits = 0

@@ -260,7 +260,8 @@ def verdict(text: str, quote: str, sources: list[str]) -> tuple[str, str] | None
 KEPT = [
     ("Client wants to close before year end; price adjustment talks continue.", NOTE_QUOTE, ["note:n1"]),
     ("Northwind wants to close before year end.", "Client wants to close before year end", ["note:n1"]),
-    ("The acquisition case is open since March 2, 2026.", "Status: Open. Opened: 2026-03-02.", ["case:header"]),
+    ("The acquisition case is open since March 2, 2026.", "Castell acquisition. Status: Open. Opened: 2026-03-02.",
+     ["case:header"]),
     ("Brightline Logistics may terminate on 30 days' notice.", "Brightline Logistics LLC " + MEMO_QUOTE,
      ["document:dd-memo#p1"]),
     ("Target signing is due Dec. 15, 2026.", DEADLINE, ["deadline:signing"]),
@@ -273,6 +274,7 @@ KEPT = [
     ("According to the Due Diligence Memo, Brightline may terminate on 30 days' notice.", MEMO_QUOTE,
      ["document:dd-memo#p1"]),
     ("Northwind Holdings, Inc. is the client.", "Client: Northwind Holdings, Inc.", ["client:northwind"]),
+    ("The working note records that the client wants to close before year end.", NOTE_QUOTE, ["note:n1"]),
     ("Castell Components GmbH is the counterparty.", "Counterparty: Castell Components GmbH",
      ["counterparty:castell"]),
     # Curly or straight quotation marks, any dash, any spacing: the same quote.
@@ -324,6 +326,9 @@ DROPPED = [
      ("unknown_name", "Oyelaran")),
     ("Acme Capital Partners wants to close before year end.", NOTE_QUOTE, ["note:n1"],
      ("unknown_name", "Acme Capital Partners")),
+    # The cited record's own heading, used as a claim rather than as the source.
+    ("Brightline may terminate the Due Diligence Memo on 30 days' notice.", MEMO_QUOTE, ["document:dd-memo#p1"],
+     ("uncovered", "due, diligence, memo")),
     ("According to the Billing Ledger, Brightline may terminate on 30 days' notice.", MEMO_QUOTE,
      ["document:dd-memo#p1"], ("unknown_name", "Billing Ledger")),
     # the right word from the wrong record of the same case (cross-attribution)
@@ -377,9 +382,7 @@ def _content(**sections: list[tuple[str, list[str], str]]) -> dict[str, Any]:
 
 def test_verify_keeps_supported_and_drops_the_rest_with_reasons() -> None:
     content = _content(
-        status=[
-            ("The acquisition case is open since March 2, 2026.", ["case:header"], "Status: Open. Opened: 2026-03-02.")
-        ],
+        status=[("The case is open since March 2, 2026.", ["case:header"], "Status: Open. Opened: 2026-03-02.")],
         parties=[("Alice Hale leads the deal for Northwind.", ["client:northwind"], "Client: Northwind Holdings")],
         key_dates=[
             ("Target signing is due Dec. 15, 2026.", ["deadline:signing"], DEADLINE),
@@ -396,11 +399,11 @@ def test_verify_keeps_supported_and_drops_the_rest_with_reasons() -> None:
     result = verify_summary(content, _slice())
     kept = {(section, s["text"]) for section in SECTIONS for s in result.content[section]}
     assert kept == {
-        ("status", "The acquisition case is open since March 2, 2026."),
+        ("status", "The case is open since March 2, 2026."),
         ("key_dates", "Target signing is due Dec. 15, 2026."),
     }
     assert result.content["status"][0] == {
-        "text": "The acquisition case is open since March 2, 2026.",
+        "text": "The case is open since March 2, 2026.",
         "sources": ["case:header"],
         "quote": "Status: Open. Opened: 2026-03-02.",
         "kind": "quote",

@@ -205,11 +205,11 @@ class Wall:
         assert self.key(body["cases"][0]["case"]) in expected
 
     def searches(self) -> None:
-        """A search for each case's canary finds that case if the viewer may open it; nothing else is ever ranked.
+        """A search for each case's canary finds that case if the viewer may open it, and nothing else.
 
-        By words alone a hidden case's canary finds nothing. By meaning, every visible case is some distance
-        away, so the answer is a page of visible cases: exactly min(limit, visible) of them, the canary's own
-        case first when it is visible (it leads both rankings).
+        Only the canary's own case holds its word, and the hybrid worlds' embedder (hashed bag-of-words
+        vectors) has no calibrated similarity floor, so meaning alone qualifies no hit: in both modes
+        the answer is the canary's case when it is visible, else nothing (issue 14).
         """
         # A viewer who may open nothing at all (inactive, or of no firm) is answered before any embedding.
         usable = self.viewer.is_active and self.oracle.firm_index(self.viewer) is not None
@@ -220,11 +220,7 @@ class Wall:
             assert result.mode == mode and [h.case_id for h in result.results] == [k[2] for k in got]
             body = self.http("/api/memory/search/", {"q": token, "limit": 5})
             assert [self.key(h["case"]) for h in body["results"]] == got and body["mode"] == mode
-            if mode == "keyword":
-                assert got == ([case_key] if case_key in self.visible else [])
-            else:
-                assert set(got) <= self.visible and len(got) == min(5, len(self.visible))
-                assert (got[:1] == [case_key]) == (case_key in self.visible)
+            assert got == ([case_key] if case_key in self.visible else [])
         everything = self.svc(services.search_cases, q=FILLER_WORD, limit=100)
         assert sorted(self.key(h.case) for h in everything.results) == sorted(self.visible)
         body = self.http("/api/memory/search/", {"q": f"{FILLER_WORD} account", "limit": 2})

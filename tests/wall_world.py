@@ -30,7 +30,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from graph_memory.names import lookup_key, party_key
+from graph_memory.names import conflict_match, conflict_query, lookup_key, party_key
 
 # Party names: a few bases, each written many ways, so that names collide
 # (same party key) inside a firm, across firms, and between clients and counterparties.
@@ -227,11 +227,11 @@ class Oracle:
         return {n for n in self.reachable(user) if key and key in lookup_key(self.labels[n])}
 
     def conflicts(self, user: Any, name: str) -> set[tuple[NodeKey, NodeKey, str]]:
-        key, roles = party_key(name), {"for_client": "client", "against": "counterparty"}
+        query, roles = conflict_query(name), {"for_client": "client", "against": "counterparty"}
         return {
             (case, target, roles[kind])
             for case, kind, _, target in self.visible_edges(user)
-            if kind in roles and party_key(self.labels[target]) == key
+            if kind in roles and conflict_match(query, party_key(self.labels[target])) is not None
         }
 
     def party_names(self) -> list[str]:

@@ -113,7 +113,9 @@ def tool_definitions() -> list[dict[str, Any]]:
             "description": (
                 "Find this user's cases by what they are about, by meaning and by words, best first, each with a "
                 "snippet of its summary, e.g. 'the commercial lease dispute'. Use it when you do not know a name. "
-                + DISCIPLINE
+                "Only relevant cases come back: each hit's `matched` says whether its meaning, its words or both "
+                "matched, and `score` runs from 0.5 (just relevant enough) to 1.0 (every word found, or the same "
+                "meaning). An empty `results` means no case this user may open is about that. " + DISCIPLINE
             ),
             "method": "GET",
             "path": "/api/memory/search/",
@@ -127,16 +129,23 @@ def tool_definitions() -> list[dict[str, Any]]:
         {
             "name": "check_conflicts",
             "description": (
-                "List this user's cases in which a client or counterparty matches a party name (ignoring case, "
-                "punctuation, accents and legal forms such as Inc., Corp. or GmbH), with the role the party plays. "
-                "It covers only the cases this user may open, so an empty answer is not a clearance: a formal "
-                "conflict check still goes through the firm's conflicts process. " + DISCIPLINE
+                "List this user's cases in which a client or counterparty matches a party name, best match first, "
+                "with the role the party plays. Each match says how: `exact` (the same name ignoring case, "
+                "punctuation, accents and legal forms such as Inc., Corp. or GmbH), `words` (the words you gave are "
+                "words of the party's name, e.g. 'Northwind' for 'Northwind Holdings, Inc.'), `reordered` ('Lee, "
+                "Jordan' or 'J. Lee' for 'Jordan Lee') or `similar` (a typo away), with a `similarity` from 0 to 1. "
+                "Report `words`, `reordered` and `similar` matches as possible conflicts to confirm, not as the same "
+                "party. It covers only the cases this user may open, so an empty answer is not a clearance: a "
+                "formal conflict check still goes through the firm's conflicts process. " + DISCIPLINE
             ),
             "method": "GET",
             "path": "/api/memory/conflicts/",
             "parameters": {
                 "type": "object",
-                "properties": {"name": _text("The party's name as written anywhere, e.g. 'Northwind Holdings'.")},
+                "properties": {
+                    "name": _text("The party's name as written anywhere, e.g. 'Northwind Holdings'."),
+                    "limit": _limit(),
+                },
                 "required": ["name"],
                 "additionalProperties": False,
             },

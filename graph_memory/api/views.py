@@ -165,9 +165,14 @@ class NodeNeighborsApi(MemoryApi):
 
 
 class ConflictsCheckApi(MemoryApi):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(LimitInputSerializer):
         def get_fields(self) -> dict[str, serializers.Field]:
-            return {"name": text_field("Party name as written anywhere; legal forms, case, accents and punctuation are ignored.")}
+            fields = super().get_fields()
+            fields["limit"].help_text = f"Most matches returned, default {conf.get('PAGE_MAX')}."
+            fields["name"] = text_field(
+                "Party name as written anywhere: a short form, a typo, a reordered person's name or initials still match."
+            )
+            return fields
 
         def validate_name(self, value: str) -> str:
             if not lookup_key(value):
@@ -180,6 +185,17 @@ class ConflictsCheckApi(MemoryApi):
             case = NodeOutputSerializer()
             party = NodeOutputSerializer()
             role = serializers.ChoiceField(choices=["client", "counterparty"])
+            match = serializers.ChoiceField(
+                choices=["exact", "words", "reordered", "similar"],
+                help_text=(
+                    "Why it matched: exact = the same name once case, punctuation, accents and legal forms are "
+                    "ignored; words = the words asked are words of the party's name; reordered = the same words in "
+                    "another order or as initials; similar = within a few typing errors."
+                ),
+            )
+            similarity = serializers.FloatField(
+                help_text="Share of the party's name the name asked accounts for, less its typing errors (1 = exact)."
+            )
 
         name = serializers.CharField()
         matches = MatchSerializer(many=True)
@@ -191,15 +207,16 @@ class ConflictsCheckApi(MemoryApi):
         parameters=[InputSerializer],
         responses={200: OutputSerializer, **ERRORS},
         description=(
-            "Cases where a client or counterparty has this name once case, punctuation, accents and legal forms "
-            "(Inc., LLC, Corp., GmbH, S.A., plc, ...) are ignored, with the role the party plays in each. Covers "
-            "only the cases the user may open (a firm admin: the whole firm), so an empty answer is not a "
-            "clearance. " + ORIENTATION
+            "Cases where a client or counterparty matches this name, best match first, with the role the party "
+            "plays in each and how it matched: the same name once case, punctuation, accents and legal forms "
+            "(Inc., LLC, Corp., GmbH, S.A., plc, ...) are ignored; a short form (the name's own words); a "
+            "reordered person's name or initials; or a name within a few typing errors. Covers only the cases the "
+            "user may open (a firm admin: the whole firm), so an empty answer is not a clearance. " + ORIENTATION
         ),
     )
     def get(self, request: Request) -> Response:
         data = self.valid(self.InputSerializer, request)
-        report = services.conflicts_check(viewer=request.user, name=data["name"])
+        report = services.conflicts_check(viewer=request.user, name=data["name"], limit=data["limit"])
         body = {"name": report.name, "matches": report.matches, "has_more": report.has_more}
         return self.respond(body, self.OutputSerializer)
 
@@ -265,8 +282,17 @@ class SearchApi(MemoryApi):
     class OutputSerializer(serializers.Serializer):
         class HitSerializer(serializers.Serializer):
             case = NodeOutputSerializer()
-            score = serializers.FloatField(help_text="Fused rank score in (0, 1]; 1 = first in every ranking used.")
+            score = serializers.FloatField(
+                help_text=(
+                    "Relevance in [0.5, 1], the same scale for every query: 1 = every word of the query is in the "
+                    "case's summary, or its meaning is identical; 0.5 = just relevant enough to be returned."
+                )
+            )
             snippet = serializers.CharField(allow_blank=True, help_text="An excerpt of that case's summary.")
+            matched = serializers.ListField(
+                child=serializers.ChoiceField(choices=["meaning", "words"]),
+                help_text="Why it is a hit: its meaning passed the embedder's similarity floor, its words matched, or both.",
+            )
 
         results = HitSerializer(many=True)
         mode = serializers.ChoiceField(
@@ -279,10 +305,12 @@ class SearchApi(MemoryApi):
         parameters=[InputSerializer],
         responses={200: OutputSerializer, **ERRORS},
         description=(
-            "Find the user's cases by what they are about, without knowing their names: ranked by meaning "
-            "(embeddings of the case summaries) and by words (full text), best first, each with a snippet of its "
-            "summary. Only cases the user may open are searched at all. `mode` says whether meaning was used or "
-            "only words. Snippets are AI-written orientation to verify, not fact. " + ORIENTATION
+            "Find the user's cases by what they are about, without knowing their names, best first, each with a "
+            "snippet of its summary. A case is returned only when it is relevant on its own: its summary's meaning "
+            "(embeddings) is close enough to the query, or it holds every word of the query (with no embedder: at "
+            "least half of them); `matched` says which, and `results` is empty when nothing qualifies. Only cases "
+            "the user may open are searched at all. `mode` says whether meaning was used or only words. Snippets "
+            "are AI-written orientation to verify, not fact. " + ORIENTATION
         ),
     )
     def get(self, request: Request) -> Response:

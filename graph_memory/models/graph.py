@@ -8,9 +8,22 @@ exist.
 
 from __future__ import annotations
 
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
 from graph_memory import conf
+
+# The deletion neighbourhoods of a party key's words (names.party_variants), computed by
+# the SQL function migration 0005 creates: plain SQL, so it needs no extension.
+PARTY_VARIANTS_FUNCTION = "graph_memory_party_variants"
+
+
+def party_variants_expression() -> models.Func:
+    return models.Func(
+        models.F("firm"), models.F("party_key"), function=PARTY_VARIANTS_FUNCTION,
+        output_field=ArrayField(models.TextField()),
+    )  # fmt: skip
 
 
 class Node(models.Model):
@@ -37,6 +50,8 @@ class Node(models.Model):
         indexes = [
             models.Index(fields=["firm", "name_key"], name="gm_node_name_key"),
             models.Index(fields=["firm", "party_key"], name="gm_node_party_key"),
+            # The conflict check's candidates (selectors.conflicts_check); every string starts with the firm.
+            GinIndex(party_variants_expression(), name="gm_node_party_variants"),
         ]
 
     def __str__(self) -> str:

@@ -7,7 +7,7 @@ the report with a detail naming what was missing.
 
 - `empty`, `too_long` (over rulebook.MAX_STATEMENT_CHARS), `contentless` (fewer
   than two words, or nothing but stop words, fillers such as "Yes", "No", "N/A"
-  and the parties' or the case's own names), `no_sources`, `unknown_source`
+  and the parties' names), `no_sources`, `unknown_source`
   (a cited id not in the slice), `no_quote`, `quote_too_long` (over
   rulebook.MAX_QUOTE_CHARS).
 - `quote_not_in_source`: the quote is a substring of the text of a cited
@@ -29,15 +29,17 @@ the report with a detail naming what was missing.
   "counterparty X", "X, the counterparty") is that party's role in this case.
 - `unknown_name` / `name_not_in_quote`: every name (facts.proper_terms:
   multi-word runs and capitalised words that do not start a sentence) is in
-  the quote, is part of a party's name, or is in the cited record's own label
-  ("According to the Due Diligence Memo" citing that memo). Otherwise a name
+  the quote, is part of a party's name, or is the cited record's own heading
+  opening the text as its source ("According to the Due Diligence Memo, ...",
+  "The Due Diligence Memo states ...", citing that memo). Otherwise a name
   the slice writes capitalised elsewhere was taken from another record
   (`name_not_in_quote`); a phrase the slice writes only in lower case is
   ordinary words, left to the next rule; a phrase absent from the slice (an
   invented party, a heading such as "Billing Ledger" that no record has) is
   `unknown_name`.
 - `uncovered`: at least SUMMARY_MIN_QUOTE_COVERAGE (default 0.75) of the
-  text's content words, stemmed, are in the quote or the cited record's label.
+  text's content words, stemmed, are in the quote (words naming the cited
+  record as the source, see `source_span`, aside).
   Content words are all but stop words, framing words ("according", "states",
   "note" ...), words of facts and words of the parties' names. So an invented
   event ("The court granted the motion.") or a number bound to another noun
@@ -182,7 +184,6 @@ class _Slice:
             if len(tokens) > 1 and len(tokens[0]) >= 4 and tokens[0] not in STOPWORDS and tokens[0] not in ROLE_WORDS:
                 self.aliases.append((name, tokens[:1], role))
         self.party_words = {word for tokens, _ in self.parties for word in tokens}
-        self.title_words = set(words(context.title))
         self.text_key = f" {name_key(' '.join(item.text for item in context.items))} "
         # Names as the records write them: capitalised, anywhere in the slice.
         self.proper_keys = {name_key(term) for item in context.items for term in proper_terms(item.text)}
@@ -202,7 +203,7 @@ def _contentless(text: str, where: _Slice) -> bool:
         return True
     content = [t for t in tokens if t not in STOPWORDS and t not in FILLERS and t not in LEGAL_SUFFIXES]
     content = [t for t in content if not is_fact_word(t)]
-    return not any(t not in where.party_words and t not in where.title_words for t in content)
+    return not any(t not in where.party_words for t in content)
 
 
 def _wrong_role(text: str, where: _Slice) -> str | None:
@@ -224,13 +225,47 @@ def _wrong_role(text: str, where: _Slice) -> str | None:
     return None
 
 
-def _names(text: str, quote: str, label: str, where: _Slice) -> tuple[str, list[str]] | None:
+_SOURCE_OPENING = re.compile(r"(?:according to|as (?:stated|recorded|set out) in|in|under|per)\s+(?:the\s+)?", re.I)
+_SOURCE_VERBS = {
+    "states", "records", "says", "notes", "provides", "shows", "sets", "reads", "flags", "mentions", "confirms",
+    "lists", "describes", "explains", "reports", "indicates", "recites",
+}  # fmt: skip
+
+
+def source_span(text: str, label: str) -> int:
+    """Where the words of `text` that name its cited record end (0 if it names none).
+
+    A text names its record when it opens with the record's own label words
+    (its kind, title, heading) as its source: "According to the Due Diligence
+    Memo, ...", "The working note records that ...". Those words need no quote;
+    anywhere else a record's own heading is a claim like any other (a document
+    titled "Master services agreement" may be about a lease)."""
+    label_words = set(words(label))
+    opening = _SOURCE_OPENING.match(text) or re.match(r"(?:the\s+)?", text, re.I)
+    start = opening.end() if opening else 0
+    end = named = 0
+    for token in re.finditer(r"\S+", text[start:]):
+        token_words = words(token.group())
+        if named and token.group().casefold() in _SOURCE_VERBS:
+            return start + token.end()
+        if not token_words or not all(w in label_words for w in token_words):
+            break
+        named, end = named + 1, start + token.end()
+        if token.group().endswith(","):
+            break
+    named_by_opening = bool(_SOURCE_OPENING.match(text)) and text[:end].endswith(",")
+    return end if named and named_by_opening else 0
+
+
+def _names(text: str, quote: str, label: str, span: int, where: _Slice) -> tuple[str, list[str]] | None:
     quote_key, label_key = name_key(quote), name_key(label)
     strangers: list[str] = []
     elsewhere: list[str] = []
     for term in proper_terms(text):
         key = name_key(term)
-        if _within(key, quote_key) or _within(key, label_key) or any(_within(key, party) for party in where.party_keys):
+        if _within(key, quote_key) or any(_within(key, party) for party in where.party_keys):
+            continue
+        if _within(key, label_key) and 0 <= text.find(term) < span:
             continue
         if any(_within(key, proper) for proper in where.proper_keys):
             elsewhere.append(term)
@@ -243,11 +278,11 @@ def _names(text: str, quote: str, label: str, where: _Slice) -> tuple[str, list[
     return None
 
 
-def _uncovered(text: str, quote: str, label: str, where: _Slice) -> list[str] | None:
-    known = {stem(w) for w in words(quote) + words(label)}
+def _uncovered(text: str, quote: str, span: int, where: _Slice) -> list[str] | None:
+    known = {stem(w) for w in words(quote)}
     content = [
         w
-        for w in words(text)
+        for w in words(text[span:])
         if w not in STOPWORDS and w not in FRAMING and w not in NEGATIONS and not is_fact_word(w)
         if w not in where.party_words
     ]
@@ -273,10 +308,11 @@ def check_statement(text: str, quote: str, item: ContextItem, where: _Slice) -> 
     if role:
         return "wrong_role", role
     label = where.label_of(item)
-    names = _names(text, quote, label, where)
+    span = source_span(text, label)
+    names = _names(text, quote, label, span, where)
     if names:
         return names[0], ", ".join(names[1])
-    missing = _uncovered(text, quote, label, where)
+    missing = _uncovered(text, quote, span, where)
     if missing is not None:
         return "uncovered", ", ".join(missing)
     return None

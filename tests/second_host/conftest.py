@@ -7,15 +7,25 @@ imports the reference host, is never loaded here.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
+if os.environ.get("DJANGO_SETTINGS_MODULE") != "tests.second_host.settings":
+    raise pytest.UsageError(
+        "tests/second_host runs under its own settings: make test, or "
+        "python -m pytest tests/second_host --ds=tests.second_host.settings --confcutdir=tests/second_host"
+    )
+
+from graph_memory import services
 from tests.openai_server import OpenAIServer
 from tests.second_host.factories import AttorneyFactory, LawOfficeFactory, MatterFactory
 from tests.second_host.matters.models import Matter
 from tests.second_host.offices.models import Attorney, LawOffice
+from tests.second_host.world import Office, build_office
 
 
 @dataclass
@@ -53,3 +63,15 @@ def openai_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[OpenAIServer]:
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     yield server
     server.stop()
+
+
+@pytest.fixture
+def memory(db: None, settings: Any) -> Office:
+    """tests/second_host/world.py's offices with their connection maps and an extractive summary of every matter."""
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "none"}
+    world = build_office()
+    for office in (world.office, world.other):
+        services.graph_rebuild_firm(firm_id=office.pk)
+    for matter in world.matters.values():
+        services.summarize_case(case_id=matter.pk)
+    return world

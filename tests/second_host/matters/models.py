@@ -123,6 +123,9 @@ class FilingPage(models.Model):
         ordering = ["filing", "number"]
         constraints = [models.UniqueConstraint(fields=["filing", "number"], name="filing_page_unique")]
 
+    def __str__(self) -> str:
+        return f"page {self.number} of {self.filing_id}"
+
 
 class Bill(models.Model):
     class State(models.TextChoices):
@@ -153,6 +156,9 @@ class TimeEntry(models.Model):
     class Meta:
         verbose_name_plural = "time entries"
 
+    def __str__(self) -> str:
+        return f"{self.hours} h on {self.worked_on}"
+
 
 class Memo(models.Model):
     class Kind(models.TextChoices):
@@ -166,6 +172,9 @@ class Memo(models.Model):
     body = models.TextField()
     written_at = models.DateTimeField()
 
+    def __str__(self) -> str:
+        return self.heading or f"{self.get_kind_display()} of {self.written_at:%Y-%m-%d}"
+
 
 class DueDate(models.Model):
     class State(models.TextChoices):
@@ -177,3 +186,6 @@ class DueDate(models.Model):
     label = models.CharField(max_length=300)
     due_on = models.DateField()
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.due_on})"

@@ -34,10 +34,3 @@ class Attorney(AbstractUser):
 
     def __str__(self) -> str:
         return self.full_name or self.username
-
-    @property
-    def firm_id(self) -> int | None:
-        """WORKAROUND, not part of this host's shape: graph_memory/selectors.py (`node_get`) reads
-        `viewer.firm_id` instead of asking the adapter's `viewer_firm_id`. Remove once it asks
-        (tests/second_host/tests/test_adapter.py holds a strict xfail that says when)."""
-        return self.office_id

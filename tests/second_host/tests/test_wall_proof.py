@@ -72,7 +72,7 @@ def build_world(spec: WorldSpec) -> Built:
             Attorney.objects.create(
                 username=f"w{f}u{u}", full_name=f"{FIRST_NAMES[u % len(FIRST_NAMES)]} Vq{string.ascii_lowercase[f]}{u}x",
                 office=office, manages_office=user_spec.admin, is_active=user_spec.active,
-            )  # fmt: skip
+            )
             for u, user_spec in enumerate(firm_spec.users)
         ]
         clients = [Party.objects.create(office=office, name=party_name(*n)) for n in firm_spec.clients]
