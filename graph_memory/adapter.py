@@ -139,14 +139,15 @@ class Changes:
     `stale`: saves and deletes that flag a case's summary as out of date.
     `graph`: saves and deletes that re-sync a case's part of the map.
     `m2m`: many-to-many links (team, counterparties) that do both.
-    `labels`: model -> node kind whose rows, when saved, refresh one node's label
-    (the row's pk is the node's `ref_id`); `label_fields` limits which fields count.
+    `labels`: model -> node kind (or kinds: one party model may stand for clients and
+    counterparties both) whose rows, when saved, refresh that node's label (the row's pk
+    is the node's `ref_id`); `label_fields` limits which fields count.
     """
 
     stale: Sequence[Watch] = ()
     graph: Sequence[Watch] = ()
     m2m: Sequence[ManyToManyWatch] = ()
-    labels: Mapping[type[Model], str] = field(default_factory=dict)
+    labels: Mapping[type[Model], str | tuple[str, ...]] = field(default_factory=dict)
     label_fields: Mapping[type[Model], tuple[str, ...]] = field(default_factory=dict)
 
 
@@ -274,6 +275,21 @@ class MemoryAdapter:
     # --- firms, for commands and admin ------------------------------------------------------------
 
     firm_slug_field = "slug"
+
+    def firm_field_of(self, model: type[Model]) -> str | None:
+        """The foreign key from `model` to the firm model, for firm-scoped admin choices
+        (None: the model belongs to no firm). Default: the case model's `case_firm_field`,
+        else a field named "firm" if the model has one. Override for your user model and any
+        host model whose firm field is named otherwise, or a firm admin's dropdowns would
+        list another firm's rows."""
+        if model._meta.label_lower == conf.case_model_label().lower():
+            return self.case_firm_field
+        names = {f.name for f in model._meta.get_fields()}
+        return "firm" if "firm" in names else None
+
+    def firm_timezone(self, firm: Any) -> str:
+        """The firm's IANA time zone name, for the health page's nights ("" or unknown: UTC)."""
+        return str(getattr(firm, "timezone", "") or "")
 
     def firm_by_slug(self, slug: str) -> Any | None:
         """The firm this command-line name stands for (None if none)."""

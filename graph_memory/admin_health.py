@@ -51,7 +51,7 @@ def _compact(value: int) -> str:
 
 def firm_timezone(firm: Any) -> dt.tzinfo:
     try:
-        return zoneinfo.ZoneInfo(getattr(firm, "timezone", "") or "UTC")
+        return zoneinfo.ZoneInfo(get_adapter().firm_timezone(firm) or "UTC")
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
         return dt.UTC
 

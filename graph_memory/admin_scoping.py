@@ -116,11 +116,10 @@ class FirmScopedMixin:
             queryset = related._default_manager.all()
         if related._meta.label_lower == conf.firm_model_label().lower():
             return queryset.filter(pk=firm_id)
-        try:
-            related._meta.get_field("firm")
-        except FieldDoesNotExist:
+        firm_field = get_adapter().firm_field_of(related)
+        if firm_field is None:
             return queryset
-        return queryset.filter(firm_id=firm_id)
+        return queryset.filter(**{f"{firm_field}_id": firm_id})
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         queryset = self._scoped_related(request, db_field, kwargs.get("queryset"))

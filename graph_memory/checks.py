@@ -239,3 +239,31 @@ def check_search_relevance(app_configs: Any = None, **kwargs: Any) -> list[check
             id="graph_memory.W040",
         ))
     return messages
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@checks.register()
+def check_writer_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The summary writer's bounds, the regression guard and the verifier's coverage threshold."""
+    messages: list[checks.CheckMessage] = []
+    try:
+        max_tokens, ttl = conf.get("OPENAI_MAX_TOKENS"), conf.get("OPENAI_FORMAT_MEMORY_TTL")
+        rates = {key: conf.get(key) for key in ("GUARD_MIN_KEPT_RATE", "GUARD_MIN_SHARE", "SUMMARY_MIN_QUOTE_COVERAGE")}
+    except ValueError:
+        return []  # E001 already names the unreadable environment override
+    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
+        messages.append(checks.Error(
+            "GRAPH_MEMORY['OPENAI_MAX_TOKENS'] must be None (sized from the output schema) or a positive integer",
+            id="graph_memory.E050",
+        ))
+    if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 1:
+        messages.append(checks.Error(
+            "GRAPH_MEMORY['OPENAI_FORMAT_MEMORY_TTL'] must be a positive number of seconds", id="graph_memory.E051"
+        ))
+    for key, value in rates.items():
+        if not _is_number(value) or not 0 <= value <= 1:
+            messages.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a number from 0 to 1", id="graph_memory.E052"))
+    return messages

@@ -84,6 +84,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 _INT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, int) and not isinstance(v, bool)}
+_OPTIONAL_INT_KEYS = {"NIGHTLY_TOKEN_BUDGET", "OPENAI_MAX_TOKENS"}  # None by default, an integer when set
 _FLOAT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, float)}
 
 
@@ -91,7 +92,7 @@ def _from_env(key: str) -> Any:
     raw = os.environ.get(f"GRAPH_MEMORY_{key}")
     if raw is None:
         return None
-    if key in _INT_KEYS or key == "NIGHTLY_TOKEN_BUDGET":
+    if key in _INT_KEYS or key in _OPTIONAL_INT_KEYS:
         return int(raw) if raw.strip() else None
     if key in _FLOAT_KEYS:
         return float(raw)

@@ -118,18 +118,19 @@ WITH heads AS MATERIALIZED ({{heads}}), team AS MATERIALIZED ({{team}}), parties
 wn AS (
     SELECT DISTINCT firm_id, kind, ref_id, left(label, {_LABEL_MAX}) AS label FROM (
         SELECT firm_ref AS firm_id, '{CASE}' AS kind, case_ref AS ref_id, case_label AS label FROM heads
-        UNION ALL SELECT firm_ref, '{LAWYER}', owner_ref, owner_label FROM heads
-        UNION ALL SELECT firm_ref, '{CLIENT}', client_ref, client_label FROM heads
+        UNION ALL SELECT firm_ref, '{LAWYER}', owner_ref, owner_label FROM heads WHERE owner_ref IS NOT NULL
+        UNION ALL SELECT firm_ref, '{CLIENT}', client_ref, client_label FROM heads WHERE client_ref IS NOT NULL
         UNION ALL SELECT h.firm_ref, '{LAWYER}', t.user_ref, t.user_label FROM team t JOIN heads h USING (case_ref)
         UNION ALL SELECT h.firm_ref, '{COUNTERPARTY}', p.party_ref, p.party_label FROM parties p JOIN heads h USING (case_ref)
     ) named
 ),
 we_refs AS (
     SELECT firm_ref AS firm_id, case_ref AS case_id, '{WORKS_ON}' AS kind, '{LAWYER}' AS skind, owner_ref AS sref,
-           '{CASE}' AS tkind, case_ref AS tref FROM heads
+           '{CASE}' AS tkind, case_ref AS tref FROM heads WHERE owner_ref IS NOT NULL
     UNION ALL SELECT h.firm_ref, case_ref, '{WORKS_ON}', '{LAWYER}', t.user_ref, '{CASE}', case_ref
-          FROM team t JOIN heads h USING (case_ref) WHERE t.user_ref <> h.owner_ref
+          FROM team t JOIN heads h USING (case_ref) WHERE t.user_ref IS DISTINCT FROM h.owner_ref
     UNION ALL SELECT firm_ref, case_ref, '{FOR_CLIENT}', '{CASE}', case_ref, '{CLIENT}', client_ref FROM heads
+          WHERE client_ref IS NOT NULL
     UNION ALL SELECT h.firm_ref, case_ref, '{AGAINST}', '{CASE}', case_ref, '{COUNTERPARTY}', p.party_ref
           FROM parties p JOIN heads h USING (case_ref)
 ),

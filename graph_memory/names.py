@@ -105,17 +105,18 @@ def _party_key(tokens: list[str]) -> str:
 #
 # Kinds, best first: `exact` (same party key), `words` (the words asked are words of the
 # name, in its order: "Northwind" finds "Northwind Holdings, Inc."), `reordered` (the same
-# words in another order, or initials for words: "Lee, Jordan", "J. Lee"), `similar` (typos:
-# each word asked is within a few edits of a distinct word of the name, or of two of its
-# words run together, and the edits add up to at most `name_edits_allowed`). Edits are
-# optimal-string-alignment edits (insert, delete, substitute, swap two neighbours).
+# words in another order, or initials for words: "Lee, Jordan", "J. Lee"), `similar` (typing
+# errors: each word asked is within `word_edits_allowed` edits of a distinct word of the name
+# (its legal form and a leading "the" included), or of two neighbouring words with the space
+# between them, and the edits add up to at most `name_edits_allowed`). Edits are optimal
+# string alignment edits: insert, delete or substitute a letter, or swap two neighbours.
 #
 # Candidates are found in SQL before they are scored here: for every word of a party key the
 # graph's index holds its deletion neighbourhood (the word with up to `word_edits_allowed`
 # letters deleted) and so does the query for each word asked; two words within k edits share
-# a string of that neighbourhood (the symmetric-deletion rule), so the index misses no match
-# the scoring below would accept. The SQL function of migration 0005 computes
-# `party_variants`; keep the two in step.
+# a string of those neighbourhoods (the symmetric-deletion rule), so the index hands over every
+# party the scoring accepts (words that look like a legal form or "the" are left to the scoring).
+# The SQL function of migration 0005 computes `party_variants`; keep the two in step.
 
 KINDS = ("exact", "words", "reordered", "similar")
 MAX_QUERY_WORDS = 8  # beyond this, only exact and words matches are looked for
@@ -140,12 +141,17 @@ def deletions(word: str, k: int) -> set[str]:
     return found
 
 
-def party_variants(firm_id: int, key: str) -> set[str]:
-    """What the graph's index holds for a party key: each word's deletion neighbourhood and each pair
-    of neighbouring words run together with one letter deleted, every string prefixed with the firm."""
+def party_variants(firm_id: int, key: str, lookup: str) -> set[str]:
+    """What the graph's index holds for a party (its party key and lookup key): each word's deletion
+    neighbourhood and, for each two neighbouring words of the whole name (legal form included), the
+    two run together with up to one letter deleted; every string prefixed with the firm. Nothing
+    for a node without a party key."""
     words = [w for w in key.split(" ") if w]
+    if not words:
+        return set()
+    whole = [w for w in lookup.split(" ") if w]
     units = {v for w in words for v in deletions(w, word_edits_allowed(len(w)))}
-    units |= {v for a, b in itertools.pairwise(words) for v in deletions(a + b, 1)}
+    units |= {v for a, b in itertools.pairwise(whole) for v in deletions(a + b, 1)}
     return {f"{firm_id}:{u}" for u in units}
 
 
@@ -155,34 +161,33 @@ class NameMatch:
     similarity: float  # the share of the party's name (letters) the name asked accounts for, less its edits
 
 
-@dataclass(frozen=True)
-class _Reading:
-    """One way to read the query's words: as typed, two of them run together, or a misspelt legal form dropped."""
-
-    words: tuple[str, ...]
-    edits: int  # edits this reading already spent
+def _near(word: str, targets: frozenset[str]) -> bool:
+    return any(OSA.distance(word, t, score_cutoff=1) <= 1 for t in targets if len(t) > 1)
 
 
 @dataclass(frozen=True)
 class ConflictQuery:
-    """A name asked for, prepared once: its party key, its readings and the index strings each word needs."""
+    """A name asked for, prepared once: its party key, its words as typed, its readings and index strings."""
 
     text: str
     key: str
-    words: tuple[str, ...]
+    words: tuple[str, ...]  # of the party key
     edits_allowed: int
-    readings: tuple[_Reading, ...]
+    readings: tuple[tuple[tuple[str, ...], int], ...]  # (words, edits the reading already spent)
+    indexed: tuple[bool, ...]  # per word: looked up in the index (not an initial, a legal form or "the")
+    optional: dict[str, int]  # misspelt legal forms or "the" a party may lack: word -> edits to drop it
 
     def index_groups(self, firm_id: int) -> list[list[list[str]]]:
-        """For each reading, one list of index strings per word that is not an initial: a candidate
-        holds at least one string of every list of some reading."""
+        """For each reading, one list of index strings per word looked up: a candidate holds at least
+        one string of every list of some reading (readings with no such word are not looked up)."""
+        looked_up = {w for w, indexed in zip(self.words, self.indexed, strict=True) if indexed}
         groups = []
-        for reading in self.readings:
-            budget = self.edits_allowed - reading.edits
+        for words, spent in self.readings:
+            budget = self.edits_allowed - spent
             lists = [
                 sorted({f"{firm_id}:{v}" for v in deletions(w, min(word_edits_allowed(len(w)), budget))} | {f"{firm_id}:{w[0]}"})
-                for w in reading.words
-                if len(w) > 1
+                for w in words
+                if len(w) > 1 and (w in looked_up or w not in self.words)
             ]
             if lists:
                 groups.append(lists)
@@ -190,20 +195,36 @@ class ConflictQuery:
 
 
 def conflict_query(text: str) -> ConflictQuery:
-    tokens = _tokens(text or "")
-    key = _party_key(tokens)
+    key = _party_key(_tokens(text or ""))
     words = tuple(key.split()) if key else ()
     allowed = name_edits_allowed(sum(len(w) for w in words))
-    readings = [_Reading(words, 0)]
+    # What the party key kept because it is misspelt ("Ltd" as "Ld", "The" as "Hhe") is left to
+    # the scoring, which matches it against the party's own legal form or "the".
+    indexed = [len(w) > 1 for w in words]
+    optional: dict[str, int] = {}
+    end = len(words)
+    while end > 1 and _near(words[end - 1], LEGAL_FORMS):
+        end -= 1
+        indexed[end] = False
+        if len(words[end]) >= 3:  # "Limted", "Incorporatd": dropped as the party key drops "Limited"
+            optional[words[end]] = 1
+    if len(words) > 1 and _near(words[0], _LEADING_ARTICLES):
+        indexed[0] = False
+        optional[words[0]] = 1
+    readings: list[tuple[tuple[str, ...], int]] = [(words, 0)]
     if 1 < len(words) <= MAX_QUERY_WORDS:
-        for i in range(len(words) - 1):  # a space typed inside a word
-            readings.append(_Reading((*words[:i], words[i] + words[i + 1], *words[i + 2 :]), 1))
-        last = words[-1]
-        form = min(LEGAL_FORMS, key=lambda f: (OSA.distance(last, f), f))
-        spent = OSA.distance(last, form)
-        if len(form) >= 3 and 0 < spent <= min(word_edits_allowed(len(form)), allowed):  # "Incorporatd", "Limted"
-            readings.append(_Reading(words[:-1], spent))
-    return ConflictQuery(text=text, key=key, words=words, edits_allowed=allowed, readings=tuple(readings))
+        for i, (a, b) in enumerate(itertools.pairwise(words)):
+            before, after = words[:i], words[i + 2 :]
+            if len(a) > 1 and len(b) > 1:  # a space typed inside a word
+                readings.append(((*before, a + b, *after), 1))
+            if len(a) > 1:  # the space typed one letter early, or late
+                readings.append(((*before, a[:-1], a[-1] + b, *after), 1))
+            if len(b) > 1:
+                readings.append(((*before, a + b[0], b[1:], *after), 1))
+    optional = {w: 1 for w in optional if w not in LEGAL_FORMS and w not in _LEADING_ARTICLES}
+    if sum(len(w) >= 3 for w in words) >= 2:  # a stray keystroke ("Logistics,y B.V."), not an initial
+        optional |= {w: 1 for w in words if len(w) == 1}
+    return ConflictQuery(text, key, words, allowed, tuple(readings), tuple(indexed), optional)
 
 
 def _is_initial(a: str, b: str) -> bool:
@@ -215,37 +236,42 @@ def _subsequence(words: Sequence[str], of: Sequence[str]) -> bool:
     return all(any(w == x for x in it) for w in words)
 
 
-def _assign(words: Sequence[str], units: list[tuple[frozenset[int], str]], budget: int) -> tuple[int, int] | None:
-    """The cheapest way to match every word to a distinct unit (a word of the name, or two run together):
-    (edits, letters of the name matched), or None if it takes more than `budget` edits."""
-    costs = []
+# A unit of a name: the tokens it uses, its text, and the letters of the party key it stands for.
+_Unit = tuple[frozenset[int], str, int]
+
+
+def _assign(
+    words: Sequence[str], units: list[_Unit], budget: int, optional: dict[str, int] | None = None
+) -> tuple[int, int] | None:
+    """The cheapest way to match every word to a distinct unit (or leave an `optional` one out, at
+    its cost): (edits, letters of the party key matched), or None if it takes more than `budget` edits."""
+    options_per_word = []
     for w in words:
-        options = []
-        for used, unit in units:
-            spaces = len(used) - 1  # two words of the name run together: a space missing
+        options = [(optional[w], frozenset(), 0)] if optional and w in optional else []
+        for used, unit, letters in units:
             if w == unit:
-                options.append((spaces, used, len(unit)))
+                options.append((0, used, letters))
             elif _is_initial(w, unit):
-                options.append((0, used, 1))
-            else:
+                options.append((0, used, 1 if letters else 0))
+            elif budget:
                 cap = min(word_edits_allowed(max(len(w), len(unit))), budget)
                 d = OSA.distance(w, unit, score_cutoff=cap)
                 if d <= cap:
-                    options.append((d + spaces, used, len(unit)))
+                    options.append((d, used, letters))
         if not options:
             return None
-        costs.append(sorted(options, key=lambda o: o[0]))
+        options_per_word.append(sorted(options, key=lambda o: o[0]))
     best: tuple[int, int] | None = None
 
     def walk(i: int, taken: frozenset[int], edits: int, letters: int) -> None:
         nonlocal best
         if edits > budget or (best is not None and edits > best[0]):
             return
-        if i == len(costs):
+        if i == len(options_per_word):
             if best is None or (edits, -letters) < (best[0], -best[1]):
                 best = (edits, letters)
             return
-        for cost, used, length in costs[i]:
+        for cost, used, length in options_per_word[i]:
             if not used & taken:
                 walk(i + 1, taken | used, edits + cost, letters + length)
 
@@ -253,8 +279,9 @@ def _assign(words: Sequence[str], units: list[tuple[frozenset[int], str]], budge
     return best
 
 
-def conflict_match(query: ConflictQuery, party_key_of_name: str) -> NameMatch | None:
-    """How `query` matches a party whose party key is `party_key_of_name` (None: it does not)."""
+def conflict_match(query: ConflictQuery, party_key_of_name: str, lookup_key_of_name: str = "") -> NameMatch | None:
+    """How `query` matches a party with this party key (and lookup key: its legal form and a
+    leading "the" can then absorb misspelt ones); None when it does not."""
     name = party_key_of_name.split()
     if not query.words or not name:
         return None
@@ -265,19 +292,24 @@ def conflict_match(query: ConflictQuery, party_key_of_name: str) -> NameMatch | 
         return NameMatch("words", round(sum(len(w) for w in query.words) / letters, 4))
     if len(query.words) > MAX_QUERY_WORDS:
         return None
-    units = [(frozenset({i}), w) for i, w in enumerate(name)]
-    exact_units = [(used, w) for used, w in units]
-    found = _assign(query.words, exact_units, 0)
+    units: list[_Unit] = [(frozenset({i}), w, len(w)) for i, w in enumerate(name)]
+    found = _assign(query.words, units, 0)
     if found is not None:
         return NameMatch("reordered", round(found[1] / letters, 4))
-    units += [(frozenset({i, i + 1}), a + b) for i, (a, b) in enumerate(itertools.pairwise(name))]
+    # The whole name as looked up: the party key's words with any leading "the" and trailing legal forms.
+    full = lookup_key_of_name.split() or name
+    start = next((i for i in range(len(full) - len(name) + 1) if full[i : i + len(name)] == name), 0)
+    own = range(start, start + len(name))
+    units = [(frozenset({i}), w, len(w) if i in own else 0) for i, w in enumerate(full)]
+    units += [
+        (frozenset({i, i + 1}), f"{a} {b}", (len(a) if i in own else 0) + (len(b) if i + 1 in own else 0))
+        for i, (a, b) in enumerate(itertools.pairwise(full))
+    ]
     best: tuple[int, int] | None = None
-    for reading in query.readings:
-        found = _assign(reading.words, units, query.edits_allowed - reading.edits)
-        if found is not None:
-            edits = found[0] + reading.edits
-            if best is None or (edits, -found[1]) < (best[0], -best[1]):
-                best = (edits, found[1])
-    if best is None:
+    for words, spent in query.readings:
+        found = _assign(words, units, query.edits_allowed - spent, query.optional)
+        if found is not None and (best is None or (found[0] + spent, -found[1]) < (best[0], -best[1])):
+            best = (found[0] + spent, found[1])
+    if best is None or best[1] == 0:
         return None
     return NameMatch("similar", round(max(best[1] - best[0], 0) / letters, 4))

@@ -233,7 +233,7 @@ CONFLICT_CANDIDATES = 200
 # key and the words asked come first, so a flood of near spellings cannot crowd them out.
 _CONFLICT_SQL = f"""
 WITH candidate AS (
-    SELECT p.id, p.kind, p.label, p.party_key, p.party_key = %s AS exact, {{variants}} @> %s::text[] AS words
+    SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact, {{variants}} @> %s::text[] AS words
     FROM {N} p
     WHERE p.firm_id = %s AND p.kind IN {_PARTY_KINDS} AND (p.party_key = %s OR {{any_reading}})
 ),
@@ -243,7 +243,7 @@ seen AS (
     ORDER BY c.exact DESC, c.words DESC, c.label, c.id
     LIMIT %s
 )
-SELECT s.id, s.kind, s.label, s.party_key, m.id, m.kind, m.label, m.edge
+SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge
 FROM seen s CROSS JOIN LATERAL (
     SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {_visible("e.case_id")} JOIN {N} c ON c.id = e.source_id
     WHERE e.target_id = s.id AND e.kind IN {_PARTY_EDGES}
@@ -254,7 +254,7 @@ FROM seen s CROSS JOIN LATERAL (
 
 def _any_reading(query: names.ConflictQuery, firm_id: int) -> tuple[str, list[Any]]:
     """SQL true for a party holding, for some reading of the query, a variant of every word asked."""
-    variants = f"{PARTY_VARIANTS_FUNCTION}(p.firm_id, p.party_key)"
+    variants = f"{PARTY_VARIANTS_FUNCTION}(p.firm_id, p.party_key, p.name_key)"
     readings: list[str] = []
     params: list[Any] = []
     for lists in query.index_groups(firm_id):
@@ -286,7 +286,7 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         return ConflictReport(name=name, matches=[], has_more=False)
     visible_sql, visible_params = visible
     any_reading, reading_params = _any_reading(query, firm_id)
-    variants = f"{PARTY_VARIANTS_FUNCTION}(p.firm_id, p.party_key)"
+    variants = f"{PARTY_VARIANTS_FUNCTION}(p.firm_id, p.party_key, p.name_key)"
     words = sorted({f"{firm_id}:{w}" for w in query.words})
     params = [query.key, words, firm_id, query.key, *reading_params, *visible_params, CONFLICT_CANDIDATES + 1,
               *visible_params, limit + 1]  # fmt: skip
@@ -294,9 +294,9 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         cursor.execute(_CONFLICT_SQL.format(variants=variants, any_reading=any_reading, visible=visible_sql), params)
         rows = cursor.fetchall()
     parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}
-    for p_id, p_kind, p_label, p_key, c_id, c_kind, c_label, edge in rows:
+    for p_id, p_kind, p_label, p_key, p_lookup, c_id, c_kind, c_label, edge in rows:
         if p_id not in parties:
-            parties[p_id] = (NodeRef(str(p_id), p_kind, p_label), names.conflict_match(query, p_key), [])
+            parties[p_id] = (NodeRef(str(p_id), p_kind, p_label), names.conflict_match(query, p_key, p_lookup), [])
         parties[p_id][2].append((NodeRef(str(c_id), c_kind, c_label), _ROLE[edge]))
     rank = {kind: i for i, kind in enumerate(names.KINDS)}
     found = sorted(

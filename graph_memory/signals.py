@@ -115,12 +115,13 @@ def _connect_m2m(link: ManyToManyWatch) -> None:
     )
 
 
-def _connect_label(model: type[Model], kind: str, fields: tuple[str, ...] | None) -> None:
+def _connect_label(model: type[Model], kinds: tuple[str, ...], fields: tuple[str, ...] | None) -> None:
     def saved(sender: Any, instance: Any, created: bool, update_fields: Any = None, **kwargs: Any) -> None:
         # A new row has no node until a case links it; a login saves last_login alone.
         if created or (fields and update_fields is not None and not set(fields) & set(update_fields)):
             return
-        transaction.on_commit(partial(graph.graph_refresh_label, kind=kind, ref_id=instance.pk), robust=True)
+        for kind in kinds:
+            transaction.on_commit(partial(graph.graph_refresh_label, kind=kind, ref_id=instance.pk), robust=True)
 
     post_save.connect(saved, sender=model, dispatch_uid=f"graph_memory.label.{model._meta.label_lower}", weak=False)
 
@@ -133,8 +134,8 @@ def connect(changes: Changes) -> None:
         _connect_watch(watch, _sync_after_commit, purpose="graph", deletes_own_only=False)
     for link in changes.m2m:
         _connect_m2m(link)
-    for model, kind in changes.labels.items():
-        _connect_label(model, kind, changes.label_fields.get(model))
+    for model, kinds in changes.labels.items():
+        _connect_label(model, (kinds,) if isinstance(kinds, str) else tuple(kinds), changes.label_fields.get(model))
     events.summary_saved.connect(_summary_saved, dispatch_uid="graph_memory.embeddings.summary_saved")
 
 

@@ -11,8 +11,8 @@ another second word).
 
 Each query is one variant of one target party, in a class; the parties a
 correct answer must include (`relevant`) are decided here by the class, not
-by the matcher: the target itself, any party with the same name key, and, for
-a short form, every party whose name holds all the words asked (a reviewer
+by the matcher: the target itself and every party whose name holds all the
+words of the name meant, or for a short form all the words asked (a reviewer
 must see each of them).
 """
 
@@ -219,12 +219,12 @@ def variant(party: Party, kind: str, rng: random.Random) -> str | None:
     raise ValueError(kind)
 
 
-def _relevant(pop: Population, keys: list[str], target: int, kind: str, text: str) -> frozenset[int]:
-    same = {i for i, k in enumerate(keys) if k == keys[target]}
-    if kind == "short form":
-        asked = party_key(text).split()
-        same |= {i for i, k in enumerate(keys) if set(asked) <= set(k.split())}
-    return frozenset(same | {target})
+def _relevant(keys: list[str], target: int, kind: str, text: str) -> frozenset[int]:
+    """The target and every party whose name holds all the words of the name meant (for a short
+    form: of the words asked): the same party key, or the same words and more ("Northwind Holdings"
+    and "Northwind Holdings Europe")."""
+    meant = set((party_key(text) if kind == "short form" else keys[target]).split())
+    return frozenset({i for i, k in enumerate(keys) if meant <= set(k.split())} | {target})
 
 
 def queries(pop: Population, per_class: int, *, seed: int = 41) -> list[Query]:
@@ -240,6 +240,6 @@ def queries(pop: Population, per_class: int, *, seed: int = 41) -> list[Query]:
             text = variant(pop.parties[target], kind, rng)
             if text is None:
                 continue
-            found.append(Query(kind, text, target, _relevant(pop, keys, target, kind, text)))
+            found.append(Query(kind, text, target, _relevant(keys, target, kind, text)))
             made += 1
     return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from django.conf import settings
 from django.core.checks import CheckMessage, Tags
 from django.core.checks.registry import registry
 from django.core.management import call_command
@@ -182,3 +183,24 @@ def test_a_host_model_that_does_not_exist_is_an_error(setting: str, label: str, 
         [(found_id, msg, hint)] = messages(check_host_models)
     assert found_id == check_id and setting in msg and label in msg and said in msg
     assert "'app_label.ModelName'" in hint and "INSTALLED_APPS" in hint
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "check_id"),
+    [
+        ("OPENAI_MAX_TOKENS", 0, "graph_memory.E050"),
+        ("OPENAI_MAX_TOKENS", "lots", "graph_memory.E050"),
+        ("OPENAI_FORMAT_MEMORY_TTL", 0, "graph_memory.E051"),
+        ("GUARD_MIN_KEPT_RATE", 1.5, "graph_memory.E052"),
+        ("GUARD_MIN_SHARE", "half", "graph_memory.E052"),
+        ("SUMMARY_MIN_QUOTE_COVERAGE", -0.1, "graph_memory.E052"),
+    ],
+)
+def test_writer_guard_and_verifier_settings_are_checked(key: str, value: object, check_id: str) -> None:
+    from graph_memory.checks import check_writer_settings
+
+    with override_settings(GRAPH_MEMORY={"ADAPTER": settings.GRAPH_MEMORY["ADAPTER"], key: value}):
+        found = [(e.id, e.msg) for e in check_writer_settings()]
+    assert [check_id] == [i for i, _ in found] and key in found[0][1]
+    with override_settings(GRAPH_MEMORY={"ADAPTER": settings.GRAPH_MEMORY["ADAPTER"]}):
+        assert check_writer_settings() == []

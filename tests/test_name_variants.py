@@ -19,14 +19,15 @@ PARTIES, PER_CLASS = 1500, 60
 def scored() -> dict[str, tuple[float, float]]:
     pop = name_variants.population(PARTIES)
     keys = [names.party_key(p.name) for p in pop.parties]
-    variants = [names.party_variants(1, k) for k in keys]
+    lookups = [names.lookup_key(p.name) for p in pop.parties]
+    variants = [names.party_variants(1, k, lk) for k, lk in zip(keys, lookups, strict=True)]
     by_class: dict[str, list[tuple[bool, int, int]]] = {}
     for query in name_variants.queries(pop, PER_CLASS):
         prepared = names.conflict_query(query.text)
         groups = prepared.index_groups(1)
         hits = set()
         for i, key in enumerate(keys):
-            if names.conflict_match(prepared, key) is not None:
+            if names.conflict_match(prepared, key, lookups[i]) is not None:
                 hits.add(i)
                 # What the SQL index would hand over: every accepted match is a candidate.
                 assert key == prepared.key or any(all(set(g) & variants[i] for g in lists) for lists in groups)

@@ -97,7 +97,7 @@ def test_refresh_summaries_runs_one_firm_now_and_prints_the_run() -> None:
 
 
 def test_refresh_summaries_rejects_bad_arguments() -> None:
-    with pytest.raises(CommandError, match="no firm with slug 'nope'"):
+    with pytest.raises(CommandError, match="no firm named 'nope'"):
         call_command("refresh_summaries", "--firm", "nope", stdout=io.StringIO())
     with pytest.raises(CommandError, match="--limit"):
         call_command("refresh_summaries", "--limit", "0", stdout=io.StringIO())

@@ -269,7 +269,7 @@ def test_command_prints_the_summary(demo_firm: Firm, capsys, monkeypatch) -> Non
     assert "Writer: extractive (no model)" in out
     assert "Verification: 3 kept, 0 dropped of 3 statements" in out
     assert conf.get("NOTICE") in out
-    with pytest.raises(CommandError, match="no firm with slug 'nope'"):
+    with pytest.raises(CommandError, match="no firm named 'nope'"):
         call_command("summarize_case", "--firm", "nope", "2026-047")
     with pytest.raises(CommandError, match="no case '2099-001' in firm 'hale-ward'"):
         call_command("summarize_case", "--firm", "hale-ward", "2099-001")

@@ -14,14 +14,14 @@ from django.db import models
 
 from graph_memory import conf
 
-# The deletion neighbourhoods of a party key's words (names.party_variants), computed by
+# The deletion neighbourhoods of a party's name words (names.party_variants), computed by
 # the SQL function migration 0005 creates: plain SQL, so it needs no extension.
 PARTY_VARIANTS_FUNCTION = "graph_memory_party_variants"
 
 
 def party_variants_expression() -> models.Func:
     return models.Func(
-        models.F("firm"), models.F("party_key"), function=PARTY_VARIANTS_FUNCTION,
+        models.F("firm"), models.F("party_key"), models.F("name_key"), function=PARTY_VARIANTS_FUNCTION,
         output_field=ArrayField(models.TextField()),
     )  # fmt: skip
 

@@ -32,7 +32,7 @@ class Command(BaseCommand):
         if firm is not None:
             firms = firms.filter(**{adapter.firm_slug_field: firm})
             if not firms.exists():
-                raise CommandError(f"no firm with slug {firm!r}")
+                raise CommandError(f"no firm named {firm!r}")
         cap = int(conf.get("NIGHTLY_BATCH_SIZE") if limit is None else limit)
         failed = False
         for each in firms:

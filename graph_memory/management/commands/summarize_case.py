@@ -13,14 +13,14 @@ class Command(BaseCommand):
     help = "Write, verify and save one case's summary now, and print it."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--firm", required=True, help="the firm's slug")
+        parser.add_argument("--firm", required=True, help="the firm's command-line name (its slug in the reference host)")
         parser.add_argument("case_key", help="the case number, e.g. 2026-014")
 
     def handle(self, *args: Any, firm: str, case_key: str, **options: Any) -> None:
         adapter = get_adapter()
         found = adapter.firm_by_slug(firm)
         if found is None:
-            raise CommandError(f"no firm with slug {firm!r}")
+            raise CommandError(f"no firm named {firm!r}")
         case_id = adapter.case_id_by_reference(firm_id=found.pk, reference=case_key)
         if case_id is None:
             raise CommandError(f"no case {case_key!r} in firm {firm!r}")

@@ -271,11 +271,10 @@ class MattersMemoryAdapter(MemoryAdapter):
     # --- the connection map -------------------------------------------------------------------
 
     def graph_case_headers(self, *, firm_id: int | None = None, case_id: int | None = None) -> QuerySet[Any]:
-        # A matter enters the map once it has a client (the map's "is for" edge needs one).
+        # A matter without a client yet (an enquiry) has a null client_ref: no "is for" edge.
         return (
             Matter.objects.filter(**_scope("", firm_id=firm_id, case_id=case_id))
             .annotate(_client_ref=Subquery(_client().values("party_id")[:1]))
-            .filter(_client_ref__isnull=False)
             .order_by()
             .values(
                 case_ref=F("id"),

@@ -144,4 +144,6 @@ def test_brief_query_count_does_not_grow_with_matters(memory: Office, cases: int
         brief = services.node_brief(viewer=lawyer, node_id=target.pk, limit=100)
     assert len(brief.cases) == cases
     enquiry = Matter.objects.get(reference=ENQ)
-    assert not Node.objects.filter(kind="case", ref_id=enquiry.pk).exists()  # no client yet: no brief either
+    # No client yet: the matter is on the map all the same, with no "is for" edge.
+    enquiry_node = Node.objects.get(kind="case", ref_id=enquiry.pk)
+    assert not enquiry_node.out_edges.filter(kind="for_client").exists()

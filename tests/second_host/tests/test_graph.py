@@ -27,6 +27,8 @@ MAP = {
     ("2026/047: Lee v. Meridian Foods (wrongful termination)", "Otto Outsider", "works_on"),
     ("2026/047: Lee v. Meridian Foods (wrongful termination)", "Meridian Foods Corp.", "for_client"),
     ("2026/047: Lee v. Meridian Foods (wrongful termination)", "Jordan Lee", "against"),
+    # An enquiry with no client yet: on the map through its lead, with no "is for" edge.
+    ("2026/099: New enquiry", "Tariq Teammate", "works_on"),
 }
 
 
@@ -58,10 +60,9 @@ def snapshot(office_id: int) -> tuple[list[Any], list[Any]]:
 def test_the_office_map(world: Office) -> None:
     assert edges(world.office.pk) == MAP
     kinds = sorted(Node.objects.filter(firm_id=world.office.pk).values_list("kind", flat=True))
-    assert kinds == ["case"] * 3 + ["client"] * 2 + ["counterparty"] * 3 + ["lawyer"] * 3
-    # The reviewer opens a matter but is on no team; the enquiry has no client yet, so no node.
+    assert kinds == ["case"] * 4 + ["client"] * 2 + ["counterparty"] * 3 + ["lawyer"] * 3
+    # The reviewer opens a matter but is on no team, so no node.
     assert not Node.objects.filter(kind="lawyer", ref_id=world.people["reviewer"].pk).exists()
-    assert not Node.objects.filter(kind="case", ref_id=world.matters[ENQ].pk).exists()
     # The other office's same-named client is its own node, in its own firm.
     services.graph_rebuild_firm(firm_id=world.other.pk)
     assert Node.objects.filter(label="Nordwind Holdings AG").values_list("firm_id", flat=True).distinct().count() == 2

@@ -226,5 +226,5 @@ def test_the_refresh_command_takes_the_office_code(capsys) -> None:
     out = capsys.readouterr().out
     assert out.startswith("kanzlei-sued: run ") and "rewritten=1" in out
     assert CaseSummary.objects.filter(firm_id=world.office.pk, stale=True).count() == 4
-    with pytest.raises(CommandError, match="no firm with slug 'nope'"):
+    with pytest.raises(CommandError, match="no firm named 'nope'"):
         call_command("refresh_summaries", "--firm", "nope")
