@@ -109,7 +109,7 @@ class CaseSummaryAdmin(DerivedAdmin):
             },
         ),
         ("Freshness", {"fields": ["stale", "stale_since", "generation"]}),
-        ("Failures", {"fields": ["attempts", "last_error", "last_attempt_at", "next_attempt_after"]}),
+        ("Failures", {"fields": ["attempts", "last_error", "last_attempt_at", "next_attempt_after", "last_attempt"]}),
         ("Verification", {"fields": ["verification_report", "source_ids"]}),
         ("Search", {"fields": ["embedding_present", "embedding_model"]}),
         ("Version history", {"fields": ["version_history"]}),
@@ -222,12 +222,15 @@ class AICallAdmin(DerivedAdmin):
         "writer",
         "model",
         "case",
+        "request_mode",
         "tokens_in",
         "tokens_out",
+        "tokens_estimated",
         "latency_ms",
         "error",
+        "server_error",
     ]
-    list_filter = ["purpose", "outcome", "writer", "firm"]
+    list_filter = ["purpose", "outcome", "writer", "request_mode", "tokens_estimated", "firm"]
     list_select_related = ["case", "firm"]
     date_hierarchy = "created_at"
 

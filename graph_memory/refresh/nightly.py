@@ -43,6 +43,7 @@ from graph_memory import conf, embeddings
 from graph_memory.adapter import firm_model
 from graph_memory.models import AICall, CaseSummary, RefreshRun
 from graph_memory.refresh.locks import case_lock
+from graph_memory.summaries import openai_writer
 from graph_memory.summaries import service as summary_service
 from graph_memory.summaries.writers import get_writer
 
@@ -82,7 +83,9 @@ def backoff_delay(attempts: int) -> dt.timedelta:
 def _lease_length() -> dt.timedelta:
     # Longer than the slowest possible rewrite (every retry timing out), so a
     # lease never expires under a worker that is still writing.
-    worst = float(conf.get("OPENAI_TIMEOUT")) * (int(conf.get("OPENAI_MAX_RETRIES")) + 1)
+    # One write may step down every response format, each with its retries (the
+    # refusals are quick, but a hanging server is not).
+    worst = float(conf.get("OPENAI_TIMEOUT")) * (int(conf.get("OPENAI_MAX_RETRIES")) + 1) * len(openai_writer.MODES)
     return max(_MIN_LEASE, dt.timedelta(seconds=4 * worst))
 
 
