@@ -141,6 +141,9 @@ def run() -> None:
             counts.add(len(captured))
             parties = {node_party[m.party.id] for m in report.matches}
             found += q.target in parties
+            if q.target not in parties or ms[-1] > 50:
+                progress(f"  {kind}: {q.text!r} for {pop.parties[q.target].name!r}: {ms[-1]:.0f} ms, {len(parties)} parties"
+                         + ("" if q.target in parties else " (missed)"))
             relevant_hits += len(parties & q.relevant)
             hits += len(parties)
             for m in report.matches:
@@ -159,7 +162,10 @@ def run() -> None:
 
     persons = sum(p.person for p in pop.parties)
     print("## Conflict checks on name variants\n")
+    from bench.run import cpu_model
+
     print(
+        f"Measured {dt.date.today().isoformat()} on {os.cpu_count()} cores ({cpu_model()}), embedded PostgreSQL 18. "
         f"Two firms of {PARTIES:,} parties each ({persons:,} people and {PARTIES - persons:,} companies in the "
         f"measured firm, {pop.distractors:,} of its parties near-miss distractors of another), every party on a "
         f"case, the connection map built by `graph_rebuild_firm` ({rebuild_s[0]:.1f} s and {rebuild_s[1]:.1f} s "
@@ -168,7 +174,7 @@ def run() -> None:
         "`limit=100`. Recall: the party the variant came from is among the matches. Precision: of the parties "
         "returned, the share that are that party or hold every word of its name (a short form: every word asked). "
         f"Thresholds (`graph_memory/names.py`): a word of n letters may carry min(2, n - 1) edits, a name "
-        f"{names.name_edits_allowed(4)} edit from 4 letters and {names.name_edits_allowed(8)} from 8. "
+        f"{names.name_edits_allowed(4)} edit from 4 letters and {names.name_edits_allowed(7)} from 7. "
         f"Loading took {load_s:.0f} s; the whole run {total_s:.0f} s. Load average of the machine (other work "
         f"included): {load_before:.1f} at the start, {load_after:.1f} at the end.\n"
     )

@@ -20,14 +20,17 @@ sys.path.insert(0, str(ROOT))
 from bench.scratch import drop_database, scratch_database  # noqa: E402
 
 DB_NAME = "bench_search"
-FIRMS = 10
-PER_FIRM = 10_000
-BIG_CLIENT_CASES = 1_000
+# Smaller runs while developing: BENCH_SEARCH_FIRMS=2 BENCH_SEARCH_PER_FIRM=2000 BENCH_REAL_CASES=1000 ...
+FIRMS = int(os.environ.get("BENCH_SEARCH_FIRMS", 10))
+PER_FIRM = int(os.environ.get("BENCH_SEARCH_PER_FIRM", 10_000))
+REAL_CASES = int(os.environ.get("BENCH_REAL_CASES", 4_000))  # texts embedded with the local model
+BIG_CLIENT_CASES = min(1_000, PER_FIRM // 10)
 SHARES = (0.001, 0.01, 0.1, 1.0)
-MEASURED_FIRMS = 3  # viewers are made in this many firms; queries are spread over them
-QUERIES = 60
+MEASURED_FIRMS = min(3, FIRMS)  # viewers are made in this many firms; queries are spread over them
+QUERIES = int(os.environ.get("BENCH_SEARCH_QUERIES", 60))
 WARMUP = 5
 BRIEF_REPEATS = 60
+FLOORS = [round(0.20 + 0.01 * i, 2) for i in range(31)]
 
 
 def progress(message: str) -> None:
@@ -53,6 +56,61 @@ def main() -> None:
         drop_database(admin_url, DB_NAME)
 
 
+def real_embeddings_phase() -> tuple[list, list, str]:
+    """The similarity floor's calibration, and the side-by-side table on real all-MiniLM-L6-v2 embeddings
+    of case-like texts, in a firm of their own (loaded before the synthetic firms: a one-firm index)."""
+    import numpy as np
+    from django.conf import settings
+
+    from accounts.models import User
+    from bench import search_side_by_side as side_by_side
+    from graph_memory import embeddings
+    from tests import relevance_corpus, search_support
+    from tests.factories import FirmFactory, UserFactory
+
+    if not embeddings.local_available():
+        return [], [], "The local model is not installed: no floor calibration and no real-embedding table."
+    local = embeddings.LocalEmbedder()
+    progress("calibrating the similarity floor on case-like texts ...")
+    docs = np.array(local.embed(relevance_corpus.documents()).vectors)
+    asked = [q for m in relevance_corpus.MATTERS for q in m.queries]
+    on_topic = np.array(local.embed(asked).vectors) @ docs.T
+    off_domain = np.array(local.embed(list(relevance_corpus.OFF_DOMAIN)).vectors) @ docs.T
+    floor_rows = relevance_corpus.floor_rows(on_topic.tolist(), off_domain.tolist(), FLOORS)
+    progress(f"embedding {REAL_CASES:,} case-like texts with the local model ...")
+    t0 = time.perf_counter()
+    texts = relevance_corpus.case_like_texts(REAL_CASES)
+    vectors = np.array(local.embed(texts).vectors, dtype=np.float32)
+    embed_s = time.perf_counter() - t0
+    firm = FirmFactory(slug="real-minilm", name="Real MiniLM LLP")
+    case_ids = search_support.load_documents(firm=firm, texts=texts, vectors=vectors, model=local.model)
+    corpus = search_support.Corpus(basis=np.zeros((1, vectors.shape[1])), case_ids={firm.pk: case_ids})
+    viewers = {1.0: [(UserFactory(firm=firm, username="admin-real", role=User.Role.ADMIN), case_ids)]}
+    for share in SHARES[:-1]:
+        viewers[share] = [search_support.grant_share(corpus, firm, share=share, username=f"real-{share}")]
+    viewers = dict(sorted(viewers.items()))
+    queries = np.array(local.embed(asked[: QUERIES + WARMUP]).vectors, dtype=np.float32)
+    position = {int(c): i for i, c in enumerate(case_ids)}
+
+    def exact_top(visible: np.ndarray, query: np.ndarray) -> list[int]:
+        rows = np.array([position[int(c)] for c in visible])
+        order = np.argsort(-(vectors[rows] @ query), kind="stable")[:10]
+        return [int(visible[i]) for i in order]
+
+    progress("measuring the side-by-side vector rankings on real embeddings ...")
+    rows = side_by_side.measure(
+        viewers=viewers, queries=queries, model=local.model, exact_top=exact_top, warmup=WARMUP,
+        settings_base={**settings.GRAPH_MEMORY, "EMBEDDER": "none"},
+    )  # fmt: skip
+    note = (
+        f"{REAL_CASES:,} case-like texts (`relevance_corpus.case_like_texts`: the thirty labelled matters varied "
+        "in parties, figures, facts and activity lines) embedded with all-MiniLM-L6-v2 "
+        f"({embed_s:.0f} s on this CPU), in a firm of their own loaded before the synthetic firms (so the index "
+        f"holds only them); {QUERIES} of the labelled queries, embedded the same way, after {WARMUP} warm-up ones."
+    )
+    return floor_rows, rows, note
+
+
 def run() -> None:
     import numpy as np
     from django.conf import settings
@@ -62,15 +120,17 @@ def run() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from accounts.models import User
+    from bench import search_side_by_side as side_by_side
     from graph_memory import conf, embeddings, search, services
     from graph_memory.models import Node
-    from tests import search_support
+    from tests import relevance_corpus, search_support
     from tests.factories import FirmFactory, UserFactory
 
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     progress("migrating the scratch database ...")
     call_command("migrate", verbosity=0)
+    floor_rows, real_rows, real_note = real_embeddings_phase()
     progress(f"loading {FIRMS} firms x {PER_FIRM:,} summarised, embedded cases ...")
     firms = [FirmFactory(slug=f"bench-{i}", name=f"Bench {i} LLP") for i in range(FIRMS)]
     corpus = search_support.load_corpus(
@@ -90,12 +150,11 @@ def run() -> None:
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     queries = corpus.queries(QUERIES + WARMUP, seed=2024)
+    firm_of = {int(c): firm for firm in firms[:MEASURED_FIRMS] for c in corpus.case_ids[firm.pk]}
 
-    def measure(exact_max: int) -> list[tuple]:
+    def measure() -> list[tuple]:
         rows = []
-        with override_settings(
-            GRAPH_MEMORY={**settings.GRAPH_MEMORY, "EMBEDDER": "none", "SEARCH_EXACT_MAX": exact_max}
-        ):
+        with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, "EMBEDDER": "none"}):
             for share in SHARES:
                 recalls, vector_ms, search_ms, counts, methods = [], [], [], set(), set()
                 for i, query in enumerate(queries):
@@ -127,9 +186,14 @@ def run() -> None:
         return rows
 
     progress("measuring search (default settings) ...")
-    default_rows = measure(int(conf.get("SEARCH_EXACT_MAX")))
-    progress("measuring search (index forced for every share) ...")
-    forced_rows = measure(1)
+    default_rows = measure()
+    progress("measuring the side-by-side vector rankings on synthetic vectors ...")
+    synthetic_rows = side_by_side.measure(
+        viewers={share: [(v, vis) for v, vis, _ in group] for share, group in viewers.items()},
+        queries=queries, model=search_support.MODEL, settings_base={**settings.GRAPH_MEMORY, "EMBEDDER": "none"},
+        exact_top=lambda visible, q: search_support.exact_top(corpus, firm_of[int(visible[0])], visible, q, 10),
+        warmup=WARMUP,
+    )  # fmt: skip
 
     progress("measuring client briefs over 1,000 cases ...")
     brief_rows = []
@@ -198,9 +262,41 @@ def run() -> None:
     )
     table(default_rows)
     print(
-        "\nThe same queries with the index forced for every share (SEARCH_EXACT_MAX = 1), to show the filtered HNSW path:\n"
+        "\nVector ranking side by side (`search.vector_ranking`, depth 10), each approach run on the same query in "
+        f"turn, in a random order each time: this app as configured (exact scan when the viewer sees at most SEARCH_EXACT_MAX = "
+        f"{conf.get('SEARCH_EXACT_MAX'):,} vectors or at most SEARCH_EXACT_SHARE = {conf.get('SEARCH_EXACT_SHARE'):.0%} "
+        f"of the index, here of all {FIRMS} synthetic firms' vectors and the real ones), its exact scan and its index path each forced, and the two "
+        f"usual ways to filter pgvector's HNSW index (ef_search = {side_by_side.PEER_EF_SEARCH}): post-filtering, "
+        "and the iterative scan in relaxed order. Synthetic vectors:\n"
     )
-    table(forced_rows)
+    print(side_by_side.table(synthetic_rows))
+    print(f"\nThis app against the fastest peer, p50: {side_by_side.verdict(synthetic_rows)}.\n")
+    print(f"The same on real embeddings: {real_note}\n")
+    if real_rows:
+        print(side_by_side.table(real_rows))
+        print(f"\nThis app against the fastest peer, p50: {side_by_side.verdict(real_rows)}.\n")
+    if floor_rows:
+        picked = relevance_corpus.pick_floor(floor_rows)
+        print(
+            "Similarity floor of the local model (SEARCH_MIN_SIMILARITY). All-MiniLM-L6-v2 embeddings of the "
+            f"{len(relevance_corpus.MATTERS)} labelled matters of `tests/relevance_corpus.py`, each laid out as the "
+            "embedder sees a case, against three queries per matter (other words, a short topic, some shared words) "
+            f"and {len(relevance_corpus.OFF_DOMAIN)} off-domain queries. For each candidate floor: meaning-only recall "
+            "(on-topic query and matter at or above it), the share of (query, other matter) pairs above it (wrong-case "
+            "hits; related matters, such as two acquisitions, count here too), and the share of off-domain queries "
+            "with any hit. The rule: the lowest floor with no off-domain hit and at most "
+            f"{relevance_corpus.MAX_OTHER_MATTERS:.0%} wrong-case pairs. It picks **{picked.floor:.2f}**; the "
+            f"configured floor is {search.min_similarity(embeddings.LocalEmbedder.model)} "
+            "(tests/test_search_floor.py holds the two equal). Words still find what meaning misses: with an "
+            "embedder, a summary holding every word of the query is a hit whatever its similarity.\n"
+        )
+        print("| floor | meaning-only recall | wrong-case pairs above | off-domain queries with a hit |")
+        print("| ---: | ---: | ---: | ---: |")
+        for row in floor_rows:
+            if round(row.floor * 100) % 2 == 0 or row.floor == picked.floor:
+                mark = " ←" if row.floor == picked.floor else ""
+                print(f"| {row.floor:.2f}{mark} | {row.recall:.3f} | {row.other_matters:.3f} | {row.off_domain:.2f} |")
+        print()
     print(
         f"\nClient brief over {BIG_CLIENT_CASES:,} cases (`node_brief`, most recently active first, "
         f"{BRIEF_REPEATS} runs after {WARMUP} warm-up):\n"

@@ -128,8 +128,8 @@ def word_edits_allowed(length: int) -> int:
 
 
 def name_edits_allowed(letters: int) -> int:
-    """Edits a whole name of this many letters (spaces aside) may carry: 0 below 4, 1 below 8, else 2."""
-    return 0 if letters < 4 else 1 if letters < 8 else 2
+    """Edits a whole name of this many letters (spaces aside) may carry: 0 below 4, 1 below 7, else 2."""
+    return 0 if letters < 4 else 1 if letters < 7 else 2
 
 
 def deletions(word: str, k: int) -> set[str]:
@@ -143,14 +143,15 @@ def deletions(word: str, k: int) -> set[str]:
 
 def party_variants(firm_id: int, key: str, lookup: str) -> set[str]:
     """What the graph's index holds for a party (its party key and lookup key): each word's deletion
-    neighbourhood and, for each two neighbouring words of the whole name (legal form included), the
-    two run together with up to one letter deleted; every string prefixed with the firm. Nothing
-    for a node without a party key."""
+    neighbourhood (an initial as "^j": a query looks initials up apart, as their deletion strings
+    would be far too common) and, for each two neighbouring words of the whole name (legal form
+    included), the two run together with up to one letter deleted; every string prefixed with the
+    firm. Nothing for a node without a party key."""
     words = [w for w in key.split(" ") if w]
     if not words:
         return set()
     whole = [w for w in lookup.split(" ") if w]
-    units = {v for w in words for v in deletions(w, word_edits_allowed(len(w)))}
+    units = {f"^{w}" if len(w) == 1 else v for w in words for v in deletions(w, word_edits_allowed(len(w)))}
     units |= {v for a, b in itertools.pairwise(whole) for v in deletions(a + b, 1)}
     return {f"{firm_id}:{u}" for u in units}
 
@@ -161,8 +162,11 @@ class NameMatch:
     similarity: float  # the share of the party's name (letters) the name asked accounts for, less its edits
 
 
-def _near(word: str, targets: frozenset[str]) -> bool:
-    return any(OSA.distance(word, t, score_cutoff=1) <= 1 for t in targets if len(t) > 1)
+def _near(word: str, targets: frozenset[str]) -> int | None:
+    """The fewest edits from `word` to one of `targets` of two letters or more, if within 1 (2 for six letters or more)."""
+    found = [OSA.distance(word, t) for t in targets if len(t) > 1 and abs(len(t) - len(word)) <= 2]
+    best = min(found, default=None)
+    return best if best is not None and best <= (2 if len(word) >= 6 else 1) else None
 
 
 @dataclass(frozen=True)
@@ -185,13 +189,17 @@ class ConflictQuery:
         for words, spent in self.readings:
             budget = self.edits_allowed - spent
             lists = [
-                sorted({f"{firm_id}:{v}" for v in deletions(w, min(word_edits_allowed(len(w)), budget))} | {f"{firm_id}:{w[0]}"})
+                sorted({f"{firm_id}:{v}" for v in deletions(w, min(word_edits_allowed(len(w)), budget))} | {f"{firm_id}:^{w[0]}"})
                 for w in words
                 if len(w) > 1 and (w in looked_up or w not in self.words)
             ]
             if lists:
                 groups.append(lists)
         return groups
+
+
+# A letter typed straight after punctuation and standing alone ("Logistics,y B.V."): a stray keystroke.
+_STRAY = re.compile(r"[^\w\s]([^\W\d_])(?=\s|$)")
 
 
 def conflict_query(text: str) -> ConflictQuery:
@@ -203,14 +211,14 @@ def conflict_query(text: str) -> ConflictQuery:
     indexed = [len(w) > 1 for w in words]
     optional: dict[str, int] = {}
     end = len(words)
-    while end > 1 and _near(words[end - 1], LEGAL_FORMS):
+    while end > 1 and (edits := _near(words[end - 1], LEGAL_FORMS)) is not None:
         end -= 1
         indexed[end] = False
         if len(words[end]) >= 3:  # "Limted", "Incorporatd": dropped as the party key drops "Limited"
-            optional[words[end]] = 1
-    if len(words) > 1 and _near(words[0], _LEADING_ARTICLES):
+            optional[words[end]] = edits
+    if len(words) > 1 and (edits := _near(words[0], _LEADING_ARTICLES)) is not None:
         indexed[0] = False
-        optional[words[0]] = 1
+        optional[words[0]] = edits
     readings: list[tuple[tuple[str, ...], int]] = [(words, 0)]
     if 1 < len(words) <= MAX_QUERY_WORDS:
         for i, (a, b) in enumerate(itertools.pairwise(words)):
@@ -221,9 +229,9 @@ def conflict_query(text: str) -> ConflictQuery:
                 readings.append(((*before, a[:-1], a[-1] + b, *after), 1))
             if len(b) > 1:
                 readings.append(((*before, a + b[0], b[1:], *after), 1))
-    optional = {w: 1 for w in optional if w not in LEGAL_FORMS and w not in _LEADING_ARTICLES}
-    if sum(len(w) >= 3 for w in words) >= 2:  # a stray keystroke ("Logistics,y B.V."), not an initial
-        optional |= {w: 1 for w in words if len(w) == 1}
+    optional = {w: n for w, n in optional.items() if w not in LEGAL_FORMS and w not in _LEADING_ARTICLES}
+    if len(words) > 1:
+        optional |= {letter: 1 for letter in _STRAY.findall(_fold(text or "")) if letter in words}
     return ConflictQuery(text, key, words, allowed, tuple(readings), tuple(indexed), optional)
 
 

@@ -18,7 +18,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from graph_memory import access, conf, names
 from graph_memory.models import Edge, Node
-from graph_memory.models.graph import PARTY_VARIANTS_FUNCTION
+from graph_memory.models.graph import PARTY_VARIANTS_COLUMN
 from graph_memory.names import lookup_key
 
 
@@ -228,14 +228,31 @@ _PARTY_KINDS = f"('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')"
 _PARTY_EDGES = f"('{Edge.Kind.FOR_CLIENT.value}', '{Edge.Kind.AGAINST.value}')"
 # Candidates scored in Python (names.conflict_match) at most: past it, `has_more`.
 CONFLICT_CANDIDATES = 200
-# Candidates come from the index of the parties' word variants (names.party_variants) and
-# must be parties of a case the viewer may open before they count towards the cap; the exact
-# key and the words asked come first, so a flood of near spellings cannot crowd them out.
+# Candidates come from the GIN index of the parties' word variants (names.party_variants):
+# one probe per index string the query needs, each labelled with its reading and word, so a
+# party is a candidate when, for some reading, it holds a string of every word. (One probe per
+# string rather than one `&&` over them all: the planner cannot estimate a long `&&` and would
+# rather test every party of the firm.) Candidates must be parties of a case the viewer may
+# open before they count towards the cap; the exact key and the words asked come first, so a
+# flood of near spellings cannot crowd them out.
 _CONFLICT_SQL = f"""
-WITH candidate AS (
-    SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact, {{variants}} @> %s::text[] AS words
-    FROM {N} p
-    WHERE p.firm_id = %s AND p.kind IN {_PARTY_KINDS} AND (p.party_key = %s OR {{any_reading}})
+WITH wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
+needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading),
+held AS (
+    SELECT p.id, w.reading, count(DISTINCT w.word) AS words
+    FROM wanted w JOIN {N} p ON p.{PARTY_VARIANTS_COLUMN} @> ARRAY[w.variant]
+    GROUP BY p.id, w.reading
+),
+found AS (
+    SELECT h.id FROM held h JOIN needed n ON n.reading = h.reading AND n.words = h.words
+    UNION
+    SELECT p.id FROM {N} p WHERE p.firm_id = %s AND p.party_key = %s
+),
+candidate AS (
+    SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
+           ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
+    FROM found f JOIN {N} p ON p.id = f.id
+    WHERE p.firm_id = %s AND p.kind IN {_PARTY_KINDS}
 ),
 seen AS (
     SELECT c.* FROM candidate c
@@ -252,15 +269,17 @@ FROM seen s CROSS JOIN LATERAL (
 """
 
 
-def _any_reading(query: names.ConflictQuery, firm_id: int) -> tuple[str, list[Any]]:
-    """SQL true for a party holding, for some reading of the query, a variant of every word asked."""
-    variants = f"{PARTY_VARIANTS_FUNCTION}(p.firm_id, p.party_key, p.name_key)"
-    readings: list[str] = []
-    params: list[Any] = []
-    for lists in query.index_groups(firm_id):
-        readings.append("(" + " AND ".join(f"{variants} && %s::text[]" for _ in lists) + ")")
-        params.extend(lists)
-    return (" OR ".join(readings) or "false"), params
+def _wanted(query: names.ConflictQuery, firm_id: int) -> tuple[list[str], list[int], list[int]]:
+    """The index strings the query needs, each with its reading and its word within the reading."""
+    variants: list[str] = []
+    readings: list[int] = []
+    words: list[int] = []
+    for r, lists in enumerate(query.index_groups(firm_id)):
+        for w, strings in enumerate(lists):
+            variants += strings
+            readings += [r] * len(strings)
+            words += [w] * len(strings)
+    return variants, readings, words
 
 
 def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> ConflictReport:
@@ -285,13 +304,11 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
     if not query.key or visible is None or firm_id is None:
         return ConflictReport(name=name, matches=[], has_more=False)
     visible_sql, visible_params = visible
-    any_reading, reading_params = _any_reading(query, firm_id)
-    variants = f"{PARTY_VARIANTS_FUNCTION}(p.firm_id, p.party_key, p.name_key)"
-    words = sorted({f"{firm_id}:{w}" for w in query.words})
-    params = [query.key, words, firm_id, query.key, *reading_params, *visible_params, CONFLICT_CANDIDATES + 1,
-              *visible_params, limit + 1]  # fmt: skip
+    words = sorted({f"% {_like_escape(w)} %" for w in query.words})
+    params = [*_wanted(query, firm_id), firm_id, query.key, query.key, words, firm_id,
+              *visible_params, CONFLICT_CANDIDATES + 1, *visible_params, limit + 1]  # fmt: skip
     with connection.cursor() as cursor:
-        cursor.execute(_CONFLICT_SQL.format(variants=variants, any_reading=any_reading, visible=visible_sql), params)
+        cursor.execute(_CONFLICT_SQL.format(visible=visible_sql), params)
         rows = cursor.fetchall()
     parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}
     for p_id, p_kind, p_label, p_key, p_lookup, c_id, c_kind, c_label, edge in rows:

@@ -6,12 +6,15 @@ extractive writer's layout), with three queries a lawyer might type for it:
 one in other words, one short, one sharing some of its words. Twenty
 off-domain queries match none. Used by bench/bench_search.py (the floor table
 in docs/BENCHMARKS.md) and tests/test_search_floor.py (the configured floor
-is the one the rule picks).
+is the one the rule picks); `case_like_texts` varies the thirty into as many
+case texts as a benchmark needs, for real embeddings at scale.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import random
+import re
+from dataclasses import dataclass, replace
 
 from graph_memory.embeddings import summary_document
 
@@ -270,3 +273,40 @@ def pick_floor(rows: list[FloorRow]) -> FloorRow:
         if row.off_domain == 0 and row.other_matters <= MAX_OTHER_MATTERS:
             return row
     return rows[-1]
+
+
+# --- Many case-like texts, for real embeddings at scale ---------------------------------------------
+
+_SYLLABLES = ("ba", "ko", "ri", "mel", "dan", "tor", "vi", "sen", "ga", "lu", "mar", "pe", "zo", "fin", "ha", "nor")
+_FORMS = ("Inc", "LLC", "Ltd", "GmbH", "plc", "Corp.", "S.A.", "B.V.")
+_ACTIVITY = (
+    "Client asked for an update on costs.", "Call with opposing counsel scheduled next week.",
+    "Hearing adjourned to a later date.", "Documents received from the client and filed.",
+    "Invoice sent for last month's work.", "Settlement talks have stalled.", "Partner review of the draft pending.",
+    "Expert instructed on the technical questions.", "Court set a timetable for the next steps.",
+    "Client approved the budget for the next phase.", "Witness statements are being prepared.",
+    "Board minutes requested from the company.",
+)
+
+
+def _made_up_name(rng: random.Random) -> str:
+    word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
+    return f"{word} {rng.choice(('Holdings', 'Group', 'Partners', 'Industries', 'Foods', 'Capital'))} {rng.choice(_FORMS)}"
+
+
+def case_like_texts(count: int, *, seed: int = 5) -> list[str]:
+    """`count` texts laid out as `document` lays out a case, varied from the thirty matters: other
+    parties, other figures, one of its own facts and up to two of other matters (cases touch more
+    than one subject), and one or two lines of ordinary case activity."""
+    rng = random.Random(seed)
+    pool = [f for m in MATTERS for f in m.facts]
+    texts = []
+    for i in range(count):
+        base = MATTERS[i % len(MATTERS)]
+        facts = [rng.choice(base.facts), *rng.sample(pool, rng.randint(0, 2)), *rng.sample(_ACTIVITY, rng.randint(1, 2))]
+        facts = [re.sub(r"\d", lambda _: str(rng.randint(0, 9)), f) for f in facts]
+        client = base.client if rng.random() < 0.2 else _made_up_name(rng)
+        counterparty = base.counterparty if rng.random() < 0.2 else _made_up_name(rng)
+        matter = replace(base, client=client, counterparty=counterparty, facts=tuple(facts))
+        texts.append(document(matter, i))
+    return texts

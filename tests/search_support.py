@@ -93,20 +93,26 @@ def _insert_cases(firm: Firm, owner: User, clients: list[int], big: int, count: 
         return np.array(sorted(r[0] for r in cursor.fetchall()), dtype=np.int64)
 
 
-def _copy_summaries(firm_id: int, case_ids: np.ndarray, vectors: np.ndarray, rng: np.random.Generator) -> None:
+def _random_texts(rng: np.random.Generator, count: int) -> list[str]:
+    words = np.array(WORDS)
+    picks = rng.choice(len(words), size=(count, WORDS_PER_SUMMARY), p=_WEIGHTS)
+    return ["Status\n- " + " ".join(words[pick]) + "." for pick in picks]
+
+
+def _copy_summaries(
+    firm_id: int, case_ids: np.ndarray, vectors: np.ndarray, texts: Sequence[str], model: str = MODEL
+) -> None:
     from pgvector.psycopg import register_vector
 
     raw = connection.connection
     register_vector(raw)
     columns, values = _summary_defaults()
-    words = np.array(WORDS)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("CREATE TEMP TABLE gm_synthetic (case_id bigint, text text, embedding vector) ON COMMIT DROP")
         with cursor.cursor.copy("COPY gm_synthetic (case_id, text, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
             copy.set_types(["int8", "text", "vector"])
-            picks = rng.choice(len(words), size=(len(case_ids), WORDS_PER_SUMMARY), p=_WEIGHTS)
-            for case_id, vector, pick in zip(case_ids, vectors, picks, strict=True):
-                copy.write_row((int(case_id), "Status\n- " + " ".join(words[pick]) + ".", vector))
+            for case_id, vector, text in zip(case_ids, vectors, texts, strict=True):
+                copy.write_row((int(case_id), text, np.asarray(vector, dtype=np.float32)))
         cursor.execute(
             f"""
             INSERT INTO {CaseSummary._meta.db_table}
@@ -114,7 +120,7 @@ def _copy_summaries(firm_id: int, case_ids: np.ndarray, vectors: np.ndarray, rng
             SELECT case_id, %s, text, embedding, %s, to_tsvector('english', text), false, %s, {", ".join(["%s"] * len(values))}
             FROM gm_synthetic
             """,
-            (firm_id, MODEL, timezone.now(), *values),
+            (firm_id, model, timezone.now(), *values),
         )
         cursor.execute("DROP TABLE gm_synthetic")
 
@@ -140,7 +146,7 @@ def load_corpus(
         )
         case_ids = _insert_cases(firm, owner, [c.pk for c in clients], big_client_cases, per_firm)
         vectors = _normalised(rng, len(case_ids), corpus.basis)
-        _copy_summaries(firm.pk, case_ids, vectors, rng)
+        _copy_summaries(firm.pk, case_ids, vectors, _random_texts(rng, len(case_ids)))
         corpus.firms.append(firm)
         corpus.case_ids[firm.pk], corpus.vectors[firm.pk] = case_ids, vectors
         corpus.big_client[firm.pk] = clients[0].pk
@@ -159,6 +165,17 @@ def load_corpus(
         cursor.execute("RESET maintenance_work_mem")
         cursor.execute(f"ANALYZE {CaseSummary._meta.db_table}")
     return corpus
+
+
+def load_documents(*, firm: Firm, texts: Sequence[str], vectors: np.ndarray, model: str) -> np.ndarray:
+    """One case per text in `firm`, summarised with that text and embedded with the given vector; returns the case ids."""
+    owner = User.objects.create(username=f"owner-{firm.slug}", firm=firm, name=f"Owner of {firm.name}")
+    clients = Client.objects.bulk_create(Client(firm=firm, key=f"client-{i}", name=f"Client {i}") for i in range(2))
+    case_ids = _insert_cases(firm, owner, [c.pk for c in clients], 0, len(texts))
+    _copy_summaries(firm.pk, case_ids, vectors, texts, model)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {CaseSummary._meta.db_table}")
+    return case_ids
 
 
 def grant_share(corpus: Corpus, firm: Firm, *, share: float, username: str, seed: int = 11) -> tuple[User, np.ndarray]:
