@@ -104,10 +104,10 @@ def test_the_reference_project_passes_every_check() -> None:
 
 def test_a_database_that_is_not_postgresql_is_an_error() -> None:
     assert messages(check_database_is_postgresql) == []
-    sqlite = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
-    with pytest.warns(UserWarning, match="DATABASES"), override_settings(DATABASES=sqlite):
+    other = {"default": {"ENGINE": "tests.other_vendor_backend", "NAME": "unused"}}
+    with pytest.warns(UserWarning, match="DATABASES"), override_settings(DATABASES=other):
         [(check_id, msg, hint)] = messages(check_database_is_postgresql)
-    assert check_id == "graph_memory.E031" and "needs PostgreSQL" in msg and "sqlite" in msg
+    assert check_id == "graph_memory.E031" and "needs PostgreSQL" in msg and "othervendor" in msg
     assert "django.db.backends.postgresql" in hint
 
 
