@@ -1,0 +1,9 @@
+# Placeholder reserved for issue 15 (one migration chain for work done in parallel); its owner fills it in.
+
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [("graph_memory", "0005_party_variants")]
+
+    operations: list = []

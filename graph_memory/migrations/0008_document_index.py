@@ -1,0 +1,9 @@
+# Placeholder reserved for issue 18 (one migration chain for work done in parallel); its owner fills it in.
+
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [("graph_memory", "0007_run_abandoned")]
+
+    operations: list = []
