@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 DEV_STAMP := $(VENV)/.installed-dev
+# `make demo` installs the runtime only (no test stack); LOCAL_EMBEDDINGS=0 leaves out torch and the model.
+LOCAL_EMBEDDINGS ?= 1
+RUN_STAMP := $(VENV)/.installed-run-embeddings-$(LOCAL_EMBEDDINGS)
 
 .PHONY: test demo bench proof lint migrations clean dbstop model-check
 
@@ -11,7 +14,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(DEV_STAMP): requirements.txt requirements-dev.txt | $(BIN)/python
+$(RUN_STAMP): requirements.txt requirements-local-embeddings.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -r requirements.txt $(if $(filter 0,$(LOCAL_EMBEDDINGS)),,-r requirements-local-embeddings.txt)
+	touch $@
+
+$(DEV_STAMP): requirements.txt requirements-local-embeddings.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
@@ -30,7 +37,7 @@ test: $(DEV_STAMP)
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 
-demo: $(DEV_STAMP)
+demo: $(RUN_STAMP)
 	$(BIN)/python demo/run.py
 
 bench: $(DEV_STAMP)

@@ -184,10 +184,19 @@ def run() -> None:
     all_nodes = list(Node.objects.filter(firm=firm).values_list("pk", "kind", "label"))
     lawyer = lawyers[0]
     lawyer_cases = access.visible_cases(lawyer).count()
+    few = few_cases_lawyer(firm)  # its own random stream: the figures above keep theirs
     reads: list[tuple[str, str, list[float], set[int], int]] = []
-    for who, viewer in (("firm admin", admin), (f"lawyer ({lawyer_cases:,} cases)", lawyer)):
-        for kind in ("lawyer", "case", "client"):
-            picks = [n[0] for n in all_nodes if n[1] == kind]
+    viewers = (("firm admin", admin), (f"lawyer ({lawyer_cases:,} cases)", lawyer), (f"lawyer ({FEW:,} cases)", few))
+    for who, viewer in viewers:
+        open_case_nodes = set(
+            Node.objects.filter(firm=firm, kind=Node.Kind.CASE, ref_id__in=access.visible_cases(viewer).values("pk"))
+            .values_list("pk", flat=True)
+        )
+        for kind in ("lawyer", "case", "case they may open", "client"):
+            if kind == "case they may open":
+                picks = sorted(open_case_nodes)
+            else:
+                picks = [n[0] for n in all_nodes if n[1] == kind]
             ms, queries, found = [], set(), 0
             for _ in range(READS):
                 node_id = rng.choice(picks)
@@ -195,7 +204,8 @@ def run() -> None:
                 ms.append(t)
                 queries.add(q)
                 found += page is not None
-            reads.append((f"walk from a {kind} node", who, ms, queries, found))
+            label = "walk from a case node they may open" if kind == "case they may open" else f"walk from a {kind} node"
+            reads.append((label, who, ms, queries, found))
         for label, make in (
             ("lookup (prefix or word of a name)", lambda: rng.choice(WORDS)[: rng.randint(3, 8)]),
             ("lookup (case number)", lambda: f"2026-{rng.randrange(CASES):05d}"),
@@ -259,6 +269,23 @@ def run() -> None:
             f"| {label} | {who} | {statistics.median(ms):.2f} | {percentile(ms, 0.95):.2f} "
             f"| {'/'.join(map(str, sorted(queries)))} | {found}/{len(ms)} |"
         )
+
+
+FEW = 100  # a lawyer on 1% of the firm
+
+
+def few_cases_lawyer(firm: Any) -> Any:
+    """A lawyer granted FEW random cases of the firm (issue 14 speaks of lawyers on 1 to 10%)."""
+    from accounts.models import User
+    from practice.models import Case, CaseUserObjectPermission
+    from practice.permissions import view_case_permission
+
+    user = User.objects.create(username="few-cases", name="Few Cases", firm=firm)
+    ids = random.Random(11).sample(sorted(Case.objects.filter(firm=firm).values_list("pk", flat=True)), FEW)
+    CaseUserObjectPermission.objects.bulk_create(
+        CaseUserObjectPermission(content_object_id=i, user=user, permission=view_case_permission()) for i in ids
+    )
+    return user
 
 
 def walk(viewer: Any, node_id: Any) -> Any:

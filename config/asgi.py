@@ -1,3 +1,8 @@
+"""The project's ASGI application: Django, with the memory's MCP endpoint at /mcp/ (Streamable HTTP).
+
+Serve it with `uvicorn config.asgi:application`: the ASGI lifespan (uvicorn's default) starts the MCP endpoint.
+"""
+
 from __future__ import annotations
 
 import os
@@ -5,4 +10,9 @@ import os
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_asgi_application()
+django_application = get_asgi_application()
+
+# After Django is set up: the MCP server reads the tool list from the app's models and settings.
+from graph_memory.mcp_server import with_mcp  # noqa: E402
+
+application = with_mcp(django_application, path="/mcp/")

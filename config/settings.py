@@ -100,7 +100,10 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
-LOGIN_URL = "/admin/login/"
+# Lawyers are not staff: they sign in on the site's own page, not admin's (config/urls.py).
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
 
 CACHES = {
     # A cache every process shares (throttling counts must agree across

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerView
 
+from config.views import home
 from graph_memory.api.views import MemorySchemaApi
 
 
@@ -21,6 +23,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 urlpatterns = [
+    path("", home, name="home"),
+    # Every user signs in here (admin's own login admits staff only); LOGIN_URL points here.
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/memory/", include("graph_memory.urls")),
     path("healthz", healthz, name="healthz"),

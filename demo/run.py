@@ -24,6 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DJANGO_DEBUG", "1")
+# The demo prints one line per step itself; the memory's own INFO lines would repeat them.
+os.environ.setdefault("GRAPH_MEMORY_LOG_LEVEL", "WARNING")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 import django  # noqa: E402
 
@@ -44,31 +47,53 @@ def step(text: str) -> None:
     print(f"\n== {text}", flush=True)
 
 
+def done(text: str) -> None:
+    """One line per step, saying what it did."""
+    print(f"   {text}", flush=True)
+
+
 def prepare() -> dict[str, str]:
-    step("Database: " + ("DATABASE_URL" if os.environ.get("DATABASE_URL") else f"embedded PostgreSQL under {ROOT / '.pgdata'}"))
+    from rest_framework.authtoken.models import Token
+
+    from graph_memory import services
+    from graph_memory.summaries.writers import get_writer
+    from practice.importer import import_firm
+    from practice.models import Case
+
+    where = "DATABASE_URL" if os.environ.get("DATABASE_URL") else f"embedded PostgreSQL under {ROOT / '.pgdata'}"
+    step(f"Database ({where})")
     call_command("migrate", verbosity=0)
     call_command("createcachetable", verbosity=0)  # throttling counts live in the database cache
+    done("migrated; cache table ready")
     step("Importing the demo firm (demo/hale-ward.json)")
-    call_command("import_firm", str(ROOT / "demo" / "hale-ward.json"))
+    counts = import_firm((ROOT / "demo" / "hale-ward.json").read_bytes())
+    created, updated = sum(counts.created.values()), sum(counts.updated.values())
+    done(
+        f"{created} records created, {updated} updated, {sum(counts.unchanged.values())} unchanged"
+        if counts.changed
+        else "already imported, nothing changed"
+    )
     firm = Firm.objects.get(slug="hale-ward")
     for user in User.objects.filter(firm=firm):
         user.set_password(DEMO_PASSWORD)
         user.save(update_fields=["password"])
-    print(f"Demo only: every demo user's password is set to {DEMO_PASSWORD!r}.")
+    done(f"demo only: every demo user's password is set to {DEMO_PASSWORD!r}")
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        print("No CELERY_BROKER_URL set: background tasks run eagerly in this process.")
-    step("Building the connection map")
-    call_command("rebuild_graph", "--firm", "hale-ward")
-    step("Writing case summaries (nightly refresh, run now)")
-    from graph_memory import services
-    from practice.models import Case
-
+        done("no CELERY_BROKER_URL set: background tasks run eagerly in this process")
+    step("Connection map")
+    # The import already synced each case's part of the map as it committed; the rebuild checks it all.
+    done(services.graph_rebuild_firm(firm_id=firm.pk).describe())
+    step("Case summaries (the nightly refresh, run now)")
     # A case imported before the memory layer was installed was never flagged:
     # flag every case of the demo firm that has no summary yet.
     services.mark_stale(case_ids=Case.objects.filter(firm=firm).exclude(memory_summary__text__gt="").values("pk"))
-    call_command("refresh_summaries", "--firm", "hale-ward")
-    from rest_framework.authtoken.models import Token
-
+    run = services.refresh_firm(firm_id=firm.pk, trigger="command")
+    writer = get_writer().name
+    done(
+        f"{run.rewritten} written, {run.failed} failed, {run.skipped} skipped; writer {writer}, "
+        f"{run.tokens_used} model tokens" + (" (it calls no model)" if writer == "extractive" else "")
+        + (f"; error: {run.error}" if run.error else "")
+    )
     return {name: Token.objects.get_or_create(user=User.objects.get(username=name))[0].key for name in PERSONAS}
 
 
@@ -161,9 +186,11 @@ def main() -> None:
         wait_for_server(server)
         show_side_by_side(tokens)
         step("Try it yourself")
+        print(f"Start page:              http://{HOST}/")
         print(f"Admin (firm admin dana): http://{HOST}/admin/  user dana, password {DEMO_PASSWORD}")
         print(f"Memory health page:      http://{HOST}/admin/graph_memory/casesummary/health/")
-        print(f"API docs (log in first):  http://{HOST}/api/docs/")
+        print(f"API docs as a lawyer:    http://{HOST}/login/?next=/api/docs/  user alice, password {DEMO_PASSWORD}")
+        print(f"API docs as dana:        http://{HOST}/api/docs/  (after signing in to admin or at /login/)")
         print(f'As alice:  curl -H "Authorization: Token {tokens["alice"]}" "http://{HOST}/api/memory/search/?q=lease+dispute"')
         print("Ctrl-C stops the server.", flush=True)
         server.wait()

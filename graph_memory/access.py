@@ -18,7 +18,7 @@ from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import BooleanField, F, Func, QuerySet
 from django.db.models.expressions import RawSQL
 
 from graph_memory.adapter import GuardianPermissions, case_model, get_adapter
@@ -52,45 +52,63 @@ def _firm_column() -> str:
 def _guardian_sql(permissions: GuardianPermissions, case_table: str, firm_column: str, groups_table: str) -> str:
     """The visible-cases statement for a lawyer, from guardian's direct foreign-key tables.
 
+    It starts from the viewer's own grants, never from the firm's cases, so
+    listing what a lawyer may open costs what they may open, not what the firm
+    holds (issue 15: the time of an answer must not depend on hidden cases):
+    a range of guardian's unique (user, permission, object) index, then per
+    granted case one probe of its firm (a scalar subquery, which the planner
+    cannot turn into a scan of every case). Used as a probe (`WHERE id = x`),
+    the planner pushes the id into each branch: one index probe per branch.
     Hand-written rather than compiled from a QuerySet on every read: Django
     spent more time compiling it, and PostgreSQL planning it, than answering
-    it. One index probe per case (guardian's unique (user, permission,
-    object) index); the permission id is an uncorrelated subquery, computed
-    once per statement; a group grant goes straight from the user's group
-    links to the group permission rows. Parameters: the firm id, then per
-    branch the user id, permission codename, case app label and model name
-    (`_guardian_params`).
+    it. Parameters: per branch the user id, permission codename, case app
+    label and model name, then the firm id (`_guardian_params`).
     """
     q = connection.ops.quote_name
     perm, ctype = q(Permission._meta.db_table), q(ContentType._meta.db_table)
+    # Nested scalar subqueries rather than a join: each is planned on its own, which is cheaper.
     permission_id = (
-        f"(SELECT p.id FROM {perm} p JOIN {ctype} ct ON ct.id = p.content_type_id "
-        "WHERE p.codename = %s AND ct.app_label = %s AND ct.model = %s)"
+        f"(SELECT p.id FROM {perm} p WHERE p.codename = %s AND p.content_type_id = "
+        f"(SELECT ct.id FROM {ctype} ct WHERE ct.app_label = %s AND ct.model = %s))"
     )
     user_table = q(permissions.user_model._meta.db_table)
-    granted = (
-        f"EXISTS (SELECT 1 FROM {user_table} up WHERE up.content_object_id = c.id AND up.user_id = %s "
-        f"AND up.permission_id = {permission_id})"
-    )
+    granted = f"SELECT up.content_object_id FROM {user_table} up WHERE up.user_id = %s AND up.permission_id = {permission_id}"
     if permissions.group_model is not None:
         group_table = q(permissions.group_model._meta.db_table)
         granted += (
-            f" OR EXISTS (SELECT 1 FROM {group_table} gp JOIN {q(groups_table)} ug ON ug.group_id = gp.group_id "
-            f"WHERE gp.content_object_id = c.id AND ug.user_id = %s AND gp.permission_id = {permission_id})"
+            f" UNION SELECT gp.content_object_id FROM {group_table} gp JOIN {q(groups_table)} ug "
+            f"ON ug.group_id = gp.group_id WHERE ug.user_id = %s AND gp.permission_id = {permission_id}"
         )
-    return f"SELECT c.id FROM {q(case_table)} c WHERE c.{q(firm_column)} = %s AND ({granted})"
+    return _in_firm(f"({granted})", case_table, firm_column)
+
+
+def _in_firm(ids_sql: str, case_table: str, firm_column: str) -> str:
+    """Ids from `ids_sql` (a parenthesised one-column statement) whose case is in the firm given last."""
+    q = connection.ops.quote_name
+    return f"SELECT g.id FROM {ids_sql} g(id) WHERE (SELECT c.{q(firm_column)} FROM {q(case_table)} c WHERE c.id = g.id) = %s"
 
 
 def _guardian_params(permissions: GuardianPermissions, viewer: Any, firm_id: int) -> tuple[Any, ...]:
     meta = case_model()._meta
     per_branch = (viewer.pk, permissions.codename, meta.app_label, meta.model_name)
-    return (firm_id, *per_branch, *(per_branch if permissions.group_model is not None else ()))
+    return (*per_branch, *(per_branch if permissions.group_model is not None else ()), firm_id)
+
+
+def sees_whole_firm(viewer: Any) -> bool:
+    """Whether `viewer` may open every case of their firm (a firm admin): no case of it is hidden from them.
+
+    The reads take a different statement for such a viewer: one that starts
+    from what matches, which is as fast as it gets when nothing is hidden.
+    Anyone else's reads start from the cases they may open.
+    """
+    return viewer_firm_id(viewer) is not None and get_adapter().viewer_is_firm_admin(viewer)
 
 
 def visible_case_ids_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
     """The ids of the cases `viewer` may open, as SQL and parameters to embed in a statement
     (one column); None when the viewer may open nothing. The only definition of the wall:
-    `visible_cases` is built on it."""
+    `visible_cases` is built on it. For anyone but a firm admin it starts from the viewer's
+    grants (or the host's member ids), so its cost follows what they may open."""
     firm_id = viewer_firm_id(viewer)
     if firm_id is None:
         return None
@@ -110,17 +128,46 @@ def visible_case_ids_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
         member_sql, member_params = adapter.member_case_ids(viewer).order_by().query.sql_with_params()
     except EmptyResultSet:
         return None
-    sql = f"SELECT c.id FROM {q(meta.db_table)} c WHERE c.{q(_firm_column())} = %s AND c.id IN ({member_sql})"
-    return sql, (firm_id, *member_params)
+    return _in_firm(f"({member_sql})", meta.db_table, _firm_column()), (*member_params, firm_id)
+
+
+class _AnyOf(Func):
+    """`pk = ANY(ARRAY(<statement>))`: the statement runs once (an InitPlan) and the case table is read
+    by primary key for its ids only. (`pk__in=` lets the planner hash it against a scan of every case.)"""
+
+    template = "%(expressions)s)"
+    arg_joiner = " = ANY(ARRAY"
+    output_field = BooleanField()
+
+
+def case_ids_in(sql: str, params: tuple[Any, ...]) -> Func:
+    """For `.filter(...)`: the cases whose ids this one-column statement yields, read by primary key."""
+    return _AnyOf(F("pk"), RawSQL(sql, params))
 
 
 def visible_cases(viewer: Any) -> QuerySet[Any]:
-    """Every case `viewer` may open, as one lazily evaluated QuerySet (one SQL query)."""
+    """Every case `viewer` may open, as one lazily evaluated QuerySet (one SQL query).
+
+    For a viewer who may not open the whole firm the case table is read by
+    primary key for the visible ids only, so the cost never follows hidden cases.
+    """
     Case = case_model()
     visible = visible_case_ids_sql(viewer)
     if visible is None:
         return Case.objects.none()
     firm_cases = Case.objects.filter(**{f"{get_adapter().case_firm_field}_id": viewer_firm_id(viewer)})
+    if get_adapter().viewer_is_firm_admin(viewer):
+        return firm_cases
+    return firm_cases.filter(case_ids_in(*visible))
+
+
+def visible_case(viewer: Any, *, case_id: int) -> QuerySet[Any]:
+    """The case `case_id` if `viewer` may open it (else empty), as a QuerySet: one probe of the wall."""
+    Case = case_model()
+    visible = visible_case_ids_sql(viewer)
+    if visible is None:
+        return Case.objects.none()
+    firm_cases = Case.objects.filter(pk=case_id, **{f"{get_adapter().case_firm_field}_id": viewer_firm_id(viewer)})
     if get_adapter().viewer_is_firm_admin(viewer):
         return firm_cases
     return firm_cases.filter(pk__in=RawSQL(*visible))
@@ -132,7 +179,7 @@ def visible_case_ids(viewer: Any) -> QuerySet[Any]:
 
 
 def can_open_case(viewer: Any, *, case_id: int) -> bool:
-    return visible_cases(viewer).filter(pk=case_id).exists()
+    return visible_case(viewer, case_id=case_id).exists()
 
 
 def get_case_for_viewer(viewer: Any, *, case_id: Any = None, reference: str | None = None) -> Any:
@@ -141,9 +188,8 @@ def get_case_for_viewer(viewer: Any, *, case_id: Any = None, reference: str | No
     Hidden and non-existent cases raise the same `NotFound`; a malformed id
     does too, so a caller cannot probe for ids either.
     """
-    queryset = visible_cases(viewer)
     if reference is not None:
-        queryset = queryset.annotate(_reference=get_adapter().case_reference()).filter(_reference=reference)
+        queryset = visible_cases(viewer).annotate(_reference=get_adapter().case_reference()).filter(_reference=reference)
     else:
         try:
             pk = int(case_id)
@@ -151,7 +197,7 @@ def get_case_for_viewer(viewer: Any, *, case_id: Any = None, reference: str | No
             raise NotFound from None
         if not 0 < pk < 2**63:
             raise NotFound
-        queryset = queryset.filter(pk=pk)
+        queryset = visible_case(viewer, case_id=pk)
     case = queryset.first()
     if case is None:
         raise NotFound

@@ -17,7 +17,7 @@ worked example for a product shaped differently.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -89,6 +89,31 @@ class Record:
 
 
 @dataclass(frozen=True)
+class DocumentRef:
+    """One fully processed document of a case, for its routing index: `key` as in `Record.key`."""
+
+    key: str
+    title: str
+    page_count: int
+
+
+@dataclass(frozen=True)
+class NoteOrigin:
+    """Where an assistant-filed note came from: the conversation and the messages the lawyer chose to keep."""
+
+    conversation_id: str = ""
+    message_ids: tuple[str, ...] = ()
+
+
+class NotSupported(Exception):
+    """The host's adapter does not offer this ability (an optional method left at its default).
+
+    The memory then answers a documented `not_supported` error and does not
+    offer the matching assistant tool; it never falls back to another way.
+    """
+
+
+@dataclass(frozen=True)
 class SliceLimits:
     """How much of a case the slice may read: records per kind, characters per text, pages per document."""
 
@@ -142,6 +167,8 @@ class Changes:
     `labels`: model -> node kind (or kinds: one party model may stand for clients and
     counterparties both) whose rows, when saved, refresh that node's label (the row's pk
     is the node's `ref_id`); `label_fields` limits which fields count.
+    `documents`: saves and deletes that mark a document's routing index stale; for these,
+    `case_ids(instance)` returns `(case_id, document_key)` pairs, not case ids.
     """
 
     stale: Sequence[Watch] = ()
@@ -149,6 +176,7 @@ class Changes:
     m2m: Sequence[ManyToManyWatch] = ()
     labels: Mapping[type[Model], str | tuple[str, ...]] = field(default_factory=dict)
     label_fields: Mapping[type[Model], tuple[str, ...]] = field(default_factory=dict)
+    documents: Sequence[Watch] = ()
 
 
 class MemoryAdapter:
@@ -201,6 +229,11 @@ class MemoryAdapter:
         """An expression over the case model giving its title."""
         raise NotImplementedError
 
+    def case_label(self, case: Any) -> str:
+        """One case instance as people read it in admin: reference and title ("2026-014 Northwind / Castell
+        acquisition"). Default: the case model's `str()`; override if that is not what your people call it."""
+        return str(case)
+
     def case_activity(self) -> Expression | Any:
         """An expression over the case model: when its header last changed (a datetime), e.g. F("updated_at")."""
         raise NotImplementedError
@@ -243,6 +276,91 @@ class MemoryAdapter:
         and documents latest first. Documents only once fully processed, each with at most
         `limits.pages_per_document` pages. Texts cut to `limits.text_chars`. Never reads another case."""
         raise NotImplementedError
+
+    # --- the lint pass (graph_memory/lint/): the live records behind stored summaries, in bulk ----
+
+    def lint_records(self, *, firm_id: int, cited: Mapping[str, Collection[tuple[int, str]]]) -> list[tuple[int, Record]]:
+        """The records of this firm that stored summaries cite, as they are now.
+
+        `cited` maps a kind to the (case_id, key) pairs asked: RECORD_KINDS; "client" and
+        "counterparty" (a case's parties by `Party.key`: `Record(kind, key, title=name,
+        fields={"name", "role"})`); "header" (key "header": `Record("header", "header",
+        title=..., text=description, fields={"reference", "title", "status", "opened"})`, the
+        values `case_header` gives). Returns (case_id, Record) for each pair that still exists,
+        fields and texts as `case_records` gives them but uncut, with every page of a document
+        (a document no longer processed counts as gone). Never answers for another firm's case.
+        The default asks `case_header` and `case_records` case by case; a host with many cases
+        should answer in a fixed number of queries (one per kind).
+        """
+        case_ids = {case_id for pairs in cited.values() for case_id, _ in pairs}
+        ours = case_model().objects.filter(pk__in=case_ids, **{f"{self.case_firm_field}_id": firm_id})
+        limits = SliceLimits(
+            per_kind=dict.fromkeys(RECORD_KINDS, 1_000_000), counterparties=1_000_000,
+            text_chars=1_000_000_000, pages_per_document=100_000,
+        )  # fmt: skip
+        wanted = {(kind, case_id, key) for kind, pairs in cited.items() for case_id, key in pairs}
+        found: list[tuple[int, Record]] = []
+        for case_id in ours.order_by("pk").values_list("pk", flat=True):
+            header = self.case_header(case_id=case_id, limits=limits)
+            if header is None:
+                continue
+            fields = {"reference": header.reference, "title": header.title, "status": header.status,
+                      "opened": header.opened}  # fmt: skip
+            records = [Record("header", "header", title=header.title, text=header.description, fields=fields)]
+            parties = ([header.client] if header.client else []) + list(header.counterparties)
+            records += [Record(p.role, p.key, title=p.name, fields={"name": p.name, "role": p.role}) for p in parties]
+            records += [r for rs in self.case_records(case_id=case_id, limits=limits).values() for r in rs]
+            found += [(case_id, r) for r in records if (r.kind, case_id, r.key) in wanted]
+        return found
+
+    def case_record_count(self) -> Expression | Any | None:
+        """An expression over the case model: how many records (RECORD_KINDS) the case holds, for the
+        lint's weak-summary check (None, the default: the host does not say; that check is skipped)."""
+        return None
+
+    # --- long documents: routing indexes and answers (graph_memory/documents/) --------------------
+
+    def case_documents(self, *, case_id: int) -> list[DocumentRef]:
+        """The case's fully processed documents, latest first (none: the host has no long documents).
+        Never reads another case."""
+        return []
+
+    def document_pages(self, *, case_id: int, key: str, first: int = 1, last: int | None = None) -> list[str]:
+        """The full text of pages `first`..`last` (1-based, inclusive; `last` None: to the end) of the
+        case's processed document `key`, in order; [] if the case has no such processed document.
+        Never reads another case's document."""
+        return []
+
+    # --- optional: one record in full, and notes the assistant files (notes.py, sources.py) -------
+
+    def case_record(self, *, case_id: int, kind: str, key: str, page: int | None = None) -> Record | None:
+        """One record of this case as it is now, uncut, for the source endpoint (None if the case has no such record).
+
+        `kind` is one of RECORD_KINDS and `key` the record's key as `case_records` gives it.
+        A document is asked for one page (`page`, from 1): return it alone in `pages`, with
+        `fields["page_count"]`, and None for a page it does not have or a document not yet
+        processed. Notes carry `fields` {"author": a display name or "", "origin": a
+        NoteOrigin-like mapping or None}; a note with an origin was filed by the assistant.
+        Never reads another case's records. Optional: the default raises NotSupported.
+        """
+        raise NotSupported("case_record")
+
+    def file_note(self, *, case_id: int, author: Any, title: str, text: str, origin: NoteOrigin) -> Record:
+        """Store a new, assistant-filed working note on this case, exactly as given; return it as a Record.
+
+        The one write the memory ever asks of the host. `author` is the viewer the assistant
+        acts for (the memory has checked they may open the case); `text` and `title` are
+        stored verbatim. The note must then appear in `case_records()["note"]` (with its
+        title) like any working note, and in `case_record(kind="note", ...)` with its origin.
+        The memory never asks to change or delete it (a correction is a new note) and flags
+        the case stale itself, in the same transaction. Optional: the default raises
+        NotSupported, and the memory then offers no note filing at all.
+        """
+        raise NotSupported("file_note")
+
+    def supports(self, method: str) -> bool:
+        """Whether this adapter gives the optional method `method` ("case_record", "file_note")."""
+        return getattr(type(self), method) is not getattr(MemoryAdapter, method)
 
     # --- the connection map -----------------------------------------------------------------------
 
@@ -288,7 +406,8 @@ class MemoryAdapter:
         return "firm" if "firm" in names else None
 
     def firm_timezone(self, firm: Any) -> str:
-        """The firm's IANA time zone name, for the health page's nights ("" or unknown: UTC)."""
+        """The firm's IANA time zone name: admin shows every time in it, labelled, and the health page's
+        nights are its nights ("" or unknown: UTC)."""
         return str(getattr(firm, "timezone", "") or "")
 
     def firm_by_slug(self, slug: str) -> Any | None:
@@ -297,6 +416,11 @@ class MemoryAdapter:
 
     def firm_slug(self, firm: Any) -> str:
         return str(getattr(firm, self.firm_slug_field))
+
+    def record_admin_urls(self, *, case_id: int, source_ids: Sequence[str]) -> dict[str, str]:
+        """For admin's summary pages: the host admin page of each record behind these source ids of one
+        case, for those that still exist and have one. A bounded number of queries. Default: none."""
+        return {}
 
 
 def case_model() -> type[Model]:

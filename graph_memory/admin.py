@@ -7,19 +7,22 @@ summaries, and each of them calls a service.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import BooleanField, ExpressionWrapper, Q, QuerySet
 from django.http import HttpRequest
-from django.urls import path
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from graph_memory import services
-from graph_memory.adapter import get_adapter
+from graph_memory.adapter import firm_model, get_adapter
+from graph_memory.admin_display import log_admin_action, source_list, time_column, verification_table
+from graph_memory.admin_documents import DocumentIndexAdmin as DocumentIndexAdmin  # long documents' pages
 from graph_memory.admin_health import health_view
+from graph_memory.admin_lint import LintFindingAdmin as LintFindingAdmin  # registers the lint's admin pages
 from graph_memory.admin_scoping import FirmScopedAdmin
+from graph_memory.display import page_time
 from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, SummaryVersion
 from graph_memory.summaries.service import SummaryFailed
 
@@ -46,7 +49,7 @@ class DerivedAdmin(FirmScopedAdmin):
 
 @admin.register(Node)
 class NodeAdmin(DerivedAdmin):
-    list_display = ["label", "kind", "ref_id", "firm"]
+    list_display = ["label", "kind", "firm"]
     list_filter = ["kind", "firm"]
     list_select_related = ["firm"]
     search_fields = ["label", "name_key"]
@@ -77,17 +80,12 @@ class SummaryStateFilter(admin.SimpleListFilter):
 
 @admin.register(CaseSummary)
 class CaseSummaryAdmin(DerivedAdmin):
-    list_display = [
-        "case",
-        "stale",
-        "generation",
-        "writer",
-        "model",
-        "attempts",
-        "written_at",
-        "embedding_present",
-        "firm",
-    ]
+    written_at_local = time_column("written_at", "written")
+    stale_since_local = time_column("stale_since", "stale since")
+    last_attempt_at_local = time_column("last_attempt_at", "last attempt")
+    next_attempt_after_local = time_column("next_attempt_after", "next attempt after")
+    # What fits a 1400 px screen; writer, model and generation are on the change page.
+    list_display = ["case", "stale", "attempts", "written_at_local", "embedding_present", "firm"]
     list_filter = ["stale", SummaryStateFilter, "writer", "firm"]
     list_select_related = ["case", "firm"]
     search_fields = [*(f"case__{name}" for name in get_adapter().case_admin_search_fields), "text"]
@@ -103,14 +101,17 @@ class CaseSummaryAdmin(DerivedAdmin):
                     "prompt_version",
                     "tokens_in",
                     "tokens_out",
-                    "written_at",
+                    "written_at_local",
                     "written_generation",
                 ]
             },
         ),
-        ("Freshness", {"fields": ["stale", "stale_since", "generation"]}),
-        ("Failures", {"fields": ["attempts", "last_error", "last_attempt_at", "next_attempt_after", "last_attempt"]}),
-        ("Verification", {"fields": ["verification_report", "source_ids"]}),
+        ("Freshness", {"fields": ["stale", "stale_since_local", "generation"]}),
+        (
+            "Failures",
+            {"fields": ["attempts", "last_error", "last_attempt_at_local", "next_attempt_after_local", "last_attempt"]},
+        ),
+        ("Verification", {"fields": ["verification_report", "cited_records"]}),
         ("Search", {"fields": ["embedding_present", "embedding_model"]}),
         ("Version history", {"fields": ["version_history"]}),
     ]
@@ -141,49 +142,58 @@ class CaseSummaryAdmin(DerivedAdmin):
 
     @admin.display(description="verification report")
     def verification_report(self, obj: CaseSummary) -> str:
-        if not obj.verification:
-            return "—"
-        return format_html("<pre>{}</pre>", json.dumps(obj.verification, indent=2, sort_keys=True, ensure_ascii=False))
+        return verification_table(obj.verification)
+
+    @admin.display(description="records cited")
+    def cited_records(self, obj: CaseSummary) -> str:
+        urls = get_adapter().record_admin_urls(case_id=obj.case_id, source_ids=obj.source_ids or [])
+        return source_list(obj.source_ids or [], urls=urls)
 
     @admin.display(description="saved versions (newest first)")
     def version_history(self, obj: CaseSummary) -> str:
-        versions = SummaryVersion.objects.filter(case_id=obj.case_id, firm_id=obj.firm_id).order_by(
-            "-created_at", "-id"
-        )[:HISTORY_MAX]
+        versions = list(
+            SummaryVersion.objects.filter(case_id=obj.case_id, firm_id=obj.firm_id).order_by("-created_at", "-id")[
+                : HISTORY_MAX + 1
+            ]
+        )
+        if not versions:
+            return "No saved versions."
         rows = format_html_join(
             "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td>"
-            "<td><details><summary>text</summary><div style='white-space: pre-wrap'>{}</div></details></td></tr>",
+            "<tr><td><a href='{}'>{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{} / {}</td></tr>",
             (
                 (
-                    v.created_at.strftime("%Y-%m-%d %H:%M"),
+                    reverse("admin:graph_memory_summaryversion_change", args=[v.pk]),
+                    page_time(v.created_at),
                     v.writer,
                     v.model or "—",
                     v.generation,
                     v.tokens_in,
                     v.tokens_out,
-                    v.text,
                 )
-                for v in versions
+                for v in versions[:HISTORY_MAX]
             ),
         )
-        if not rows:
-            return "No saved versions."
+        every = reverse("admin:graph_memory_summaryversion_changelist") + f"?case__id__exact={obj.case_id}"
+        more = f"every version (more than {HISTORY_MAX})" if len(versions) > HISTORY_MAX else "the list of versions"
         return format_html(
             "<table><thead><tr><th>saved</th><th>writer</th><th>model</th><th>generation</th>"
-            "<th>tokens in / out</th><th></th></tr></thead><tbody>{}</tbody></table>",
+            "<th>tokens in / out</th></tr></thead><tbody>{}</tbody></table><p><a href='{}'>{}</a></p>",
             rows,
+            every,
+            more,
         )
 
     @admin.action(description="Mark stale (rewritten by the next nightly run)")
     def mark_stale(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        case_ids = list(queryset.values_list("case_id", flat=True))
-        services.mark_stale(case_ids=case_ids)
-        self.message_user(request, f"Marked {len(case_ids)} case summaries stale.", messages.SUCCESS)
+        summaries = list(queryset.select_related("case", "firm"))
+        services.mark_stale(case_ids=[summary.case_id for summary in summaries])
+        log_admin_action(request, summaries, "Marked stale from admin: the next nightly run rewrites it.")
+        self.message_user(request, f"Marked {len(summaries)} case summaries stale.", messages.SUCCESS)
 
     @admin.action(description="Regenerate now")
     def regenerate_now(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        summaries = list(queryset.select_related("case").order_by("pk")[: REGENERATE_MAX + 1])
+        summaries = list(queryset.select_related("case", "firm").order_by("pk")[: REGENERATE_MAX + 1])
         if len(summaries) > REGENERATE_MAX:
             self.message_user(
                 request,
@@ -196,10 +206,12 @@ class CaseSummaryAdmin(DerivedAdmin):
             try:
                 services.summarize_case(case_id=summary.case_id)
             except SummaryFailed as exc:
+                log_admin_action(request, [summary], f"Regenerate now from admin failed ({exc}); the previous summary is kept.")
                 self.message_user(
                     request, f"{summary.case}: not regenerated ({exc}). The previous summary is kept.", messages.ERROR
                 )
             else:
+                log_admin_action(request, [summary], "Regenerated now from admin.")
                 done += 1
         if done:
             self.message_user(request, f"Regenerated {done} case summaries.", messages.SUCCESS)
@@ -208,48 +220,66 @@ class CaseSummaryAdmin(DerivedAdmin):
     def rebuild_graph(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         # The queryset is already scoped: a firm admin can only name their own firm.
         firm_ids = sorted(set(queryset.values_list("firm_id", flat=True)))
-        for firm_id in firm_ids:
-            services.graph_rebuild_firm(firm_id=firm_id)
-        self.message_user(request, f"Rebuilt the connection map of {len(firm_ids)} firm(s).", messages.SUCCESS)
+        for firm in firm_model().objects.filter(pk__in=firm_ids).order_by("pk"):
+            changes = services.graph_rebuild_firm(firm_id=firm.pk)
+            done = changes.describe()
+            # The map is the firm's, not one summary's: the entry goes to the firm's history.
+            log_admin_action(request, [firm], f"Rebuilt the connection map from admin: {done}.")
+            self.message_user(request, f"Rebuilt the connection map of {firm}: {done}.", messages.SUCCESS)
+
+
+@admin.register(SummaryVersion)
+class SummaryVersionAdmin(DerivedAdmin):
+    """Every saved summary of a case, as it was saved (append-only)."""
+
+    created_at_local = time_column("created_at", "saved")
+    list_display = ["case", "created_at_local", "writer", "model", "generation", "firm"]
+    list_filter = ["writer", "firm"]
+    list_select_related = ["case", "firm"]
+    search_fields = [*(f"case__{name}" for name in get_adapter().case_admin_search_fields), "text"]
+    fieldsets = [
+        (None, {"fields": ["case", "created_at_local", "version_text"]}),
+        ("Writer", {"fields": ["writer", "model", "prompt_version", "generation", "tokens_in", "tokens_out"]}),
+        ("Verification", {"fields": ["verification_report", "cited_records"]}),
+    ]
+    readonly_fields = [name for _, options in fieldsets for name in options["fields"]]
+
+    @admin.display(description="text")
+    def version_text(self, obj: SummaryVersion) -> str:
+        return format_html('<div style="white-space: pre-wrap; max-width: 60em">{}</div>', obj.text)
+
+    @admin.display(description="verification report")
+    def verification_report(self, obj: SummaryVersion) -> str:
+        return verification_table(obj.verification)
+
+    @admin.display(description="records cited")
+    def cited_records(self, obj: SummaryVersion) -> str:
+        urls = get_adapter().record_admin_urls(case_id=obj.case_id, source_ids=obj.source_ids or [])
+        return source_list(obj.source_ids or [], urls=urls)
 
 
 @admin.register(AICall)
 class AICallAdmin(DerivedAdmin):
-    list_display = [
-        "created_at",
-        "purpose",
-        "outcome",
-        "writer",
-        "model",
-        "case",
-        "request_mode",
-        "tokens_in",
-        "tokens_out",
-        "tokens_estimated",
-        "latency_ms",
-        "error",
-        "server_error",
-    ]
+    created_at_local = time_column("created_at", "at")
+    # What fits a 1400 px screen; model, request format and errors are on the change page.
+    list_display = ["created_at_local", "purpose", "outcome", "case", "tokens", "latency_ms", "firm"]
     list_filter = ["purpose", "outcome", "writer", "request_mode", "tokens_estimated", "firm"]
     list_select_related = ["case", "firm"]
     date_hierarchy = "created_at"
+    readonly_fields = ["created_at_local"]
+
+    @admin.display(description="tokens in / out")
+    def tokens(self, obj: AICall) -> str:
+        return f"{obj.tokens_in} / {obj.tokens_out}" + (" (estimated)" if obj.tokens_estimated else "")
 
 
 @admin.register(RefreshRun)
 class RefreshRunAdmin(DerivedAdmin):
-    list_display = [
-        "started_at",
-        "firm",
-        "trigger",
-        "status",
-        "claimed",
-        "rewritten",
-        "failed",
-        "skipped",
-        "embedded",
-        "tokens_used",
-        "finished_at",
-    ]
+    started_at_local = time_column("started_at", "started")
+    finished_at_local = time_column("finished_at", "finished")
+    # Claimed, skipped, embedded and the finish are on the change page.
+    list_display = ["started_at_local", "trigger", "status", "rewritten", "failed", "tokens_used", "firm"]
     list_filter = ["status", "trigger", "firm"]
     list_select_related = ["firm"]
     date_hierarchy = "started_at"
+    readonly_fields = ["started_at_local", "finished_at_local"]

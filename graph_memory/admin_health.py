@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import zoneinfo
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, F, Q, Sum
 from django.db.models.functions import TruncDate
@@ -21,7 +22,9 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from graph_memory.adapter import case_model, get_adapter
+from graph_memory.admin_lint import lint_health
 from graph_memory.admin_scoping import admin_firms
+from graph_memory.display import case_label, firm_timezone
 from graph_memory.models import AICall, Edge, Node, RefreshRun
 
 NIGHTS = 14
@@ -35,8 +38,22 @@ KIND_ORDER = [Node.Kind.LAWYER, Node.Kind.CLIENT, Node.Kind.COUNTERPARTY, Node.K
 LABEL_MAX = 28
 
 
+# The case in the centre is what the picture is about: its whole label, on up to three lines.
+CENTRE_LINE_MAX, CENTRE_LINES = 34, 3
+# Edge labels sit this far from the case towards the other end: at the midpoint, where
+# the spokes converge, the labels of neighbouring spokes overlap.
+EDGE_LABEL_AT = 0.62
+
+
 def _short(label: str) -> str:
     return label if len(label) <= LABEL_MAX else label[: LABEL_MAX - 1] + "…"
+
+
+def _lines(label: str, *, width: int, most: int) -> list[str]:
+    lines = textwrap.wrap(label, width) or [""]
+    if len(lines) > most:
+        lines = [*lines[: most - 1], _short(" ".join(lines[most - 1 :]))]
+    return lines
 
 
 def _compact(value: int) -> str:
@@ -47,13 +64,6 @@ def _compact(value: int) -> str:
     if value >= 1000:
         return f"{value / 1000:.1f}k"
     return str(value)
-
-
-def firm_timezone(firm: Any) -> dt.tzinfo:
-    try:
-        return zoneinfo.ZoneInfo(get_adapter().firm_timezone(firm) or "UTC")
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        return dt.UTC
 
 
 def night_window(*, tz: dt.tzinfo, now: dt.datetime) -> tuple[list[dt.date], dt.datetime]:
@@ -82,6 +92,12 @@ def last_run_per_night(*, firm_id: int, tz: dt.tzinfo, since: dt.datetime) -> li
         .order_by("-night", "-started_at", "-id")
         .distinct("night")
     )
+
+
+def abandoned_runs(*, firm_id: int, since: dt.datetime, limit: int = 10) -> list[RefreshRun]:
+    """The firm's most recent runs since `since` whose worker died mid-run (status `abandoned`), newest first."""
+    runs = RefreshRun.objects.filter(firm_id=firm_id, status=RefreshRun.Status.ABANDONED, started_at__gte=since)
+    return list(runs.order_by("-started_at", "-id")[:limit])
 
 
 def tokens_per_night(
@@ -131,7 +147,14 @@ def bar_chart(points: list[tuple[dt.date, int]], *, height: int = 160, step: int
                 title=f"{day.isoformat()}: {value} tokens",
             )
         )
-    return {"bars": bars, "width": len(points) * step, "height": height, "baseline": top + plot, "label_y": height - 6}
+    return {
+        "bars": bars,
+        "total": sum(value for _, value in points),
+        "width": len(points) * step,
+        "height": height,
+        "baseline": top + plot,
+        "label_y": height - 6,
+    }
 
 
 @dataclass
@@ -143,6 +166,7 @@ class MapNode:
     label: str
     title: str
     radius: int
+    lines: list[str]
 
 
 @dataclass
@@ -172,35 +196,49 @@ def map_picture(edges: list[Edge], *, case_ref_id: int, width: int = 720, height
     placed: dict[Any, MapNode] = {}
     if centre is not None:
         placed[centre.id] = MapNode(
-            cx, cy, centre.kind, KIND_COLOURS[Node.Kind.CASE], _short(centre.label), centre.label, 16
-        )
+            cx, cy, centre.kind, KIND_COLOURS[Node.Kind.CASE], centre.label, centre.label, 16,
+            _lines(centre.label, width=CENTRE_LINE_MAX, most=CENTRE_LINES),
+        )  # fmt: skip
     for index, node in enumerate(around):
         angle = -math.pi / 2 + 2 * math.pi * index / max(len(around), 1)
         x, y = round(cx + rx * math.cos(angle), 1), round(cy + ry * math.sin(angle), 1)
         placed[node.id] = MapNode(
-            x, y, node.kind, KIND_COLOURS.get(node.kind, "#666"), _short(node.label), node.label, 10
-        )
+            x, y, node.kind, KIND_COLOURS.get(node.kind, "#666"), _short(node.label), node.label, 10,
+            _lines(node.label, width=LABEL_MAX, most=2),
+        )  # fmt: skip
     lines = []
     for edge in edges:
         a, b = placed[edge.source_id], placed[edge.target_id]
-        lines.append(
-            MapEdge(a.x, a.y, b.x, b.y, round((a.x + b.x) / 2, 1), round((a.y + b.y) / 2, 1), edge.get_kind_display())
-        )
+        near, far = (b, a) if centre is not None and edge.target_id == centre.id else (a, b)
+        lx = round(near.x + EDGE_LABEL_AT * (far.x - near.x), 1)
+        ly = round(near.y + EDGE_LABEL_AT * (far.y - near.y), 1)
+        lines.append(MapEdge(a.x, a.y, b.x, b.y, lx, ly, edge.get_kind_display()))
     legend = [(kind.label, KIND_COLOURS[kind]) for kind in (Node.Kind.CASE, *KIND_ORDER[:3])]
     return {"nodes": list(placed.values()), "edges": lines, "width": width, "height": height, "legend": legend}
 
 
-def _chosen_case_id(raw: str | None, case_ids: list[int]) -> int | None:
+def _chosen_case(raw: str | None, *, firm_id: int) -> Any | None:
+    """The case asked for (the firm's first when none is), in one query; never all of the firm's cases."""
+    cases = case_model().objects.filter(**{f"{get_adapter().case_firm_field}_id": firm_id})
     if raw in (None, ""):
-        return case_ids[0] if case_ids else None
+        return cases.order_by("pk").first()
     try:
         case_id = int(raw)
     except (TypeError, ValueError):
         raise Http404("No such case.") from None
     # Another firm's case and a case that never existed are the same 404.
-    if case_id not in case_ids:
+    case = cases.filter(pk=case_id).first() if 0 < case_id < 2**63 else None
+    if case is None:
         raise Http404("No such case.")
-    return case_id
+    return case
+
+
+def case_picker(model_admin: Any) -> tuple[dict[str, Any], Any]:
+    """The attributes and media of admin's autocomplete for the case (searched as the case admin
+    searches, scoped like it); only the chosen case is rendered, whatever the firm's size."""
+    field = model_admin.model._meta.get_field("case")
+    widget = AutocompleteSelect(field, model_admin.admin_site)
+    return widget.build_attrs(widget.attrs, {"id": "gm-case", "required": True}), widget.media
 
 
 def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
@@ -216,9 +254,9 @@ def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
             raise Http404("No such firm.")
     tz = firm_timezone(firm)
     days, since = night_window(tz=tz, now=timezone.now())
-    firm_column = f"{get_adapter().case_firm_field}_id"
-    cases = list(case_model().objects.filter(**{firm_column: firm.pk}).order_by("pk"))
-    case_id = _chosen_case_id(request.GET.get("case"), [c.pk for c in cases])
+    case = _chosen_case(request.GET.get("case"), firm_id=firm.pk)
+    case_id = case.pk if case is not None else None
+    picker_attrs, picker_media = case_picker(model_admin)
     edges = []
     if case_id is not None:
         # Ordered by kind only: the model's default ordering joins the host's case table.
@@ -238,10 +276,16 @@ def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
         "firm_slug": get_adapter().firm_slug(firm),
         "counts": summary_counts(firm_id=firm.pk),
         "runs": last_run_per_night(firm_id=firm.pk, tz=tz, since=since),
+        "abandoned": abandoned_runs(firm_id=firm.pk, since=since),
         "chart": bar_chart(tokens_per_night(firm_id=firm.pk, tz=tz, days=days, since=since)),
         "nights": NIGHTS,
-        "cases": cases,
-        "case": next((c for c in cases if c.pk == case_id), None),
+        "case": case,
+        "case_label": case_label(case) if case is not None else "",
+        "picker_attrs": picker_attrs,
+        "picker_media": picker_media,
         "map": map_picture(edges, case_ref_id=case_id) if edges else None,
+        "lint": lint_health(firm_id=firm.pk, firm_filter=request.user.is_superuser),
     }
-    return TemplateResponse(request, "admin/graph_memory/health.html", context)
+    # The page is one firm's: every time on it (and the header's label) in that firm's zone.
+    with timezone.override(tz):
+        return TemplateResponse(request, "admin/graph_memory/health.html", context).render()

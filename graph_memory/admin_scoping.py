@@ -21,9 +21,12 @@ from django.contrib.admin.utils import NotRelationField, get_fields_from_path
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest
+from django.template.response import TemplateResponse
+from django.utils import timezone
 
 from graph_memory import conf
 from graph_memory.adapter import firm_model, get_adapter
+from graph_memory.display import firm_timezone
 
 
 def admin_firm_id(user: Any) -> int | None:
@@ -148,6 +151,27 @@ class FirmScopedAdmin(FirmScopedMixin, admin.ModelAdmin):
             return super().has_module_permission(request)
         return admin_firm_id(request.user) is not None
 
+    def _in_firm_zone(self, request: HttpRequest, response: Any) -> Any:
+        # Django renders datetimes in the current time zone, UTC here; a firm admin reads
+        # every time in their firm's (the page header names it). Rendered now, inside the zone.
+        firm_id = admin_firm_id(request.user)
+        if _is_superuser(request) or firm_id is None or not isinstance(response, TemplateResponse):
+            return response
+        with timezone.override(firm_timezone(firm_model().objects.filter(pk=firm_id).first())):
+            return response.render()
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        return self._in_firm_zone(request, super().changelist_view(request, extra_context))
+
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        return self._in_firm_zone(request, super().changeform_view(request, *args, **kwargs))
+
+    def history_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        return self._in_firm_zone(request, super().history_view(request, *args, **kwargs))
+
+    def delete_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        return self._in_firm_zone(request, super().delete_view(request, *args, **kwargs))
+
     def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
         # Django admin redirects to the index with "does not exist" for a
         # missing object; another firm's object must be a plain 404 instead,
@@ -163,6 +187,13 @@ class FirmScopedAdmin(FirmScopedMixin, admin.ModelAdmin):
         if firm_id is not None and self.firm_field not in ("id", "pk"):
             initial.setdefault(self.firm_field, firm_id)
         return initial
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        # Every row a firm admin sees is of their firm: the column would repeat it on each row.
+        columns = super().get_list_display(request)
+        if _is_superuser(request):
+            return columns
+        return [column for column in columns if column != self.firm_field]
 
     def get_list_filter(self, request: HttpRequest) -> Any:
         # A plain relation filter lists every row of the related table (all

@@ -13,11 +13,11 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Greatest
 
-from graph_memory import access, conf
-from graph_memory.adapter import get_adapter
+from graph_memory import access, conf, walled_reads
+from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Edge, Node
 from graph_memory.refresh.on_demand import ensure_summary
 from graph_memory.selectors import NodeRef, node_get
@@ -53,8 +53,8 @@ class Brief:
     notice: str
 
 
-def _case_rows(viewer: Any, cases: Q, limit: int) -> list[dict[str, Any]]:
-    """Visible cases matching `cases`, most recently active first, with everything a brief shows. One query."""
+def _case_rows(cases: QuerySet[Any], limit: int) -> list[dict[str, Any]]:
+    """These visible cases, most recently active first, with everything a brief shows. One query."""
     adapter = get_adapter()
     case_node = Node.objects.filter(
         firm_id=OuterRef(f"{adapter.case_firm_field}_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
@@ -62,9 +62,7 @@ def _case_rows(viewer: Any, cases: Q, limit: int) -> list[dict[str, Any]]:
     header = {f"h_{name}": expression for name, expression in adapter.case_header_annotations().items()}
     live = {f"l_{name}": expression for name, expression in adapter.live_fact_annotations().items()}
     rows = (
-        access.visible_cases(viewer)
-        .filter(cases)
-        .annotate(
+        cases.annotate(
             **header,
             **live,
             node_id=Subquery(case_node.values("id")[:1]),
@@ -148,6 +146,21 @@ def _text(node: NodeRef, entries: list[BriefCase], has_more: bool, notice: str) 
     return "\n\n".join(blocks)
 
 
+def _cases_of(viewer: Any, node: Node) -> QuerySet[Any]:
+    """The visible cases a brief of `node` draws on (lazy), found from the viewer's side of the wall:
+    a case node's own case (one probe); for any other node, the viewer's cases with an edge to it
+    (walled_reads), or for a firm admin (nothing is hidden from them) the node's edges."""
+    if node.kind == Node.Kind.CASE:
+        return access.visible_case(viewer, case_id=node.ref_id)
+    if access.sees_whole_firm(viewer):
+        edges = Edge.objects.filter(Q(source_id=node.pk) | Q(target_id=node.pk)).values("case_id")
+        return access.visible_cases(viewer).filter(pk__in=edges)
+    visible_sql, visible_params = access.visible_case_ids_sql(viewer)
+    connected = walled_reads.CASES_OF_NODE.format(visible=visible_sql)
+    firm_cases = case_model().objects.filter(**{f"{get_adapter().case_firm_field}_id": access.viewer_firm_id(viewer)})
+    return firm_cases.filter(access.case_ids_in(connected, (*visible_params, node.pk, node.pk, node.pk)))
+
+
 def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None) -> Brief:
     """The brief of one node for this viewer; `access.NotFound` if they reach it through no case they may open.
 
@@ -162,11 +175,7 @@ def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None) -> Brief:
     """
     limit = conf.page_size(limit)
     node = node_get(viewer=viewer, node_id=node_id)  # NotFound unless a visible case reaches it
-    if node.kind == Node.Kind.CASE:
-        cases = Q(pk=node.ref_id)
-    else:
-        cases = Q(pk__in=Edge.objects.filter(Q(source_id=node.pk) | Q(target_id=node.pk)).values("case_id"))
-    rows = _case_rows(viewer, cases, limit)
+    rows = _case_rows(_cases_of(viewer, node), limit)
     if not rows:
         raise access.NotFound
     notice = conf.get("NOTICE")

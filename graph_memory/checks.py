@@ -267,3 +267,67 @@ def check_writer_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
         if not _is_number(value) or not 0 <= value <= 1:
             messages.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a number from 0 to 1", id="graph_memory.E052"))
     return messages
+
+
+@checks.register()
+def check_compounding_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Notes, sources and the memory index (issue 17): caps are positive, the note rate parses."""
+    errors: list[checks.CheckMessage] = []
+    keys = ("NOTE_MAX_CHARS", "NOTE_TITLE_MAX_CHARS", "SOURCE_CHARS_DEFAULT", "SOURCE_CHARS_MAX", "INDEX_GIST_CHARS")
+    for key in keys:
+        value = conf.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a positive integer", id="graph_memory.E080"))
+    default, most = conf.get("SOURCE_CHARS_DEFAULT"), conf.get("SOURCE_CHARS_MAX")
+    if isinstance(default, int) and isinstance(most, int) and default > most:
+        errors.append(checks.Error("GRAPH_MEMORY['SOURCE_CHARS_DEFAULT'] exceeds SOURCE_CHARS_MAX", id="graph_memory.E080"))
+    index = conf.get("INDEX_MAX_BYTES")
+    if isinstance(index, bool) or not isinstance(index, int) or index < 512:
+        errors.append(checks.Error("GRAPH_MEMORY['INDEX_MAX_BYTES'] must be an integer of at least 512", id="graph_memory.E080"))
+    rate = conf.get("NOTE_RATE")
+    if rate is not None and not (isinstance(rate, str) and _RATE.fullmatch(rate)):
+        errors.append(checks.Error(
+            f"GRAPH_MEMORY['NOTE_RATE'] = {rate!r} is not a rate",
+            hint='Give notes per period, e.g. "30/hour" (periods: s, min, hour, day), or None for no limit.',
+            id="graph_memory.E081",
+        ))
+    return errors
+
+
+@checks.register()
+def check_lint_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The lint pass (issue 19): its weekly crontab parses, its thresholds are in range."""
+    errors: list[checks.CheckMessage] = []
+    try:
+        parse_crontab(conf.get("LINT_CRONTAB"), setting="LINT_CRONTAB")
+    except InvalidCrontab as exc:
+        errors.append(checks.Error(str(exc), id="graph_memory.E100"))
+    for key in ("LINT_STALE_NIGHTS", "LINT_WEAK_MIN_STATEMENTS", "LINT_WEAK_MANY_RECORDS"):
+        value = conf.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a non-negative integer", id="graph_memory.E101"))
+    for key in ("LINT_WEAK_DROPPED_SHARE", "LINT_NEAR_DUPLICATE_MIN_SIMILARITY"):
+        if not _is_number(conf.get(key)) or not 0 <= conf.get(key) <= 1:
+            errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a number from 0 to 1", id="graph_memory.E102"))
+    return errors
+
+
+@checks.register()
+def check_document_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Long documents (issue 18): every size is a positive integer; the router's catalogue can hold a section."""
+    errors: list[checks.CheckMessage] = []
+    keys = ("DOCUMENT_INDEX_BATCH_PAGES", "DOCUMENT_MODEL_MIN_PAGES", "DOCUMENT_PAGE_MAX_CHARS", "DOCUMENT_SECTION_MAX_PAGES",
+            "DOCUMENT_TERMS_PER_SECTION", "DOCUMENT_ANSWER_MAX_PAGES", "DOCUMENT_ANSWER_MAX_QUOTES",
+            "NIGHTLY_DOCUMENT_BATCH_SIZE", "DOCUMENT_ON_DEMAND_MAX")  # fmt: skip
+    for key in keys:
+        value = conf.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a positive integer", id="graph_memory.E090"))
+    router = conf.get("DOCUMENT_ROUTER_MAX_CHARS")
+    if isinstance(router, bool) or not isinstance(router, int) or router < 1000:
+        errors.append(checks.Error(
+            "GRAPH_MEMORY['DOCUMENT_ROUTER_MAX_CHARS'] must be an integer of at least 1000",
+            hint="The router reads the case's document indexes up to this size; below it not one section fits.",
+            id="graph_memory.E091",
+        ))
+    return errors

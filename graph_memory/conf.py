@@ -68,6 +68,25 @@ DEFAULTS: dict[str, Any] = {
     "NIGHTLY_BATCH_SIZE": 50,
     "NIGHTLY_TOKEN_BUDGET": None,
     "ON_DEMAND_TIMEOUT": 20.0,
+    # Long documents (graph_memory/documents/): routing indexes and answers quoted from the pages.
+    # A model builds an index over batches of this many pages, each page cut to this many characters.
+    "DOCUMENT_INDEX_BATCH_PAGES": 20,
+    # Documents shorter than this are indexed offline even when a model is configured (their headings suffice).
+    "DOCUMENT_MODEL_MIN_PAGES": 20,
+    "DOCUMENT_PAGE_MAX_CHARS": 6000,
+    # A section spans at most this many pages (a longer one is split in parts) and keeps at most
+    # this many verified terms.
+    "DOCUMENT_SECTION_MAX_PAGES": 25,
+    "DOCUMENT_TERMS_PER_SECTION": 24,
+    # The router reads at most this many characters of the case's indexes.
+    "DOCUMENT_ROUTER_MAX_CHARS": 30000,
+    # The answer reads at most this many pages of the sections routed to, and serves at most this many quotes.
+    "DOCUMENT_ANSWER_MAX_PAGES": 30,
+    "DOCUMENT_ANSWER_MAX_QUOTES": 5,
+    # Indexes rebuilt per firm and night (after the summaries, within NIGHTLY_TOKEN_BUDGET), and
+    # indexes built on the spot, offline, when a question reaches documents that have none yet.
+    "NIGHTLY_DOCUMENT_BATCH_SIZE": 20,
+    "DOCUMENT_ON_DEMAND_MAX": 3,
     # Context slice caps not covered above (summaries/context.py).
     "CONTEXT_MAX_COUNTERPARTIES": 10,
     "CONTEXT_MAX_PAGES_PER_DOCUMENT": 3,
@@ -81,6 +100,27 @@ DEFAULTS: dict[str, Any] = {
     # model ("*": any other; None: meaning alone never qualifies a hit). The local model's floor
     # is measured by bench/bench_search.py on case-like texts (docs/BENCHMARKS.md).
     "SEARCH_MIN_SIMILARITY": {"local:all-MiniLM-L6-v2": 0.33, "*": None},
+    # Lint (graph_memory/lint/): when `setup_memory_schedule` schedules the weekly run (UTC); a
+    # case stale for more nights than this is reported; a summary is weak when verification
+    # dropped more than this share of its written statements, or when it keeps fewer than
+    # LINT_WEAK_MIN_STATEMENTS for a case of at least LINT_WEAK_MANY_RECORDS records; two
+    # parties are near-duplicates when the conflict matcher's similarity reaches this.
+    "LINT_CRONTAB": "0 3 * * 0",
+    "LINT_STALE_NIGHTS": 7,
+    "LINT_WEAK_DROPPED_SHARE": 0.5,
+    "LINT_WEAK_MIN_STATEMENTS": 2,
+    "LINT_WEAK_MANY_RECORDS": 20,
+    "LINT_NEAR_DUPLICATE_MIN_SIMILARITY": 0.8,
+    # Compounding (notes.py, sources.py, memory_index.py): an assistant-filed note's caps and
+    # per-user rate ("<n>/<s|min|hour|day>"; None: no limit); a source's text per answer, in
+    # characters (default and most); the memory index's size in UTF-8 bytes and its gist per case.
+    "NOTE_MAX_CHARS": 20000,
+    "NOTE_TITLE_MAX_CHARS": 200,
+    "NOTE_RATE": "30/hour",
+    "SOURCE_CHARS_DEFAULT": 8000,
+    "SOURCE_CHARS_MAX": 50000,
+    "INDEX_MAX_BYTES": 4096,
+    "INDEX_GIST_CHARS": 160,
 }
 
 _INT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, int) and not isinstance(v, bool)}

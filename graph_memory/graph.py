@@ -5,8 +5,10 @@ Four node kinds (lawyer, case, client, counterparty) and three edge kinds
 every edge belongs to one case. Nothing here reasons about viewers: the reads
 that do live in `selectors.py`.
 
-Every row's id is a UUID derived from what it stands for, so the same host
-records always give the same rows, and a rebuild only has to compare sets:
+Every row's id is a UUID derived from what it stands for, keyed with this
+installation's secret (an HMAC-SHA256, see `ID_KEY_TABLE`), so the same host
+records always give the same rows while an id says nothing about the firm,
+the record or how many exist; a rebuild only has to compare sets:
 it computes the wanted rows, then deletes, updates and inserts the
 difference in a handful of set-based statements, inside one transaction. A
 rebuild with nothing changed writes nothing. A sync of one case runs the same
@@ -32,8 +34,10 @@ from graph_memory.names import name_keys
 
 logger = logging.getLogger(__name__)
 
-# Fixed forever: changing it would give every node and edge a new id.
-ID_NAMESPACE = uuid.UUID("5b0f6c1e-9a43-4d0e-8f3a-2c7d1e6a9b44")
+# One row, written once by migration 0006 from PostgreSQL's strong random source: the
+# installation's id key (32 bytes). Not a Django model, so `flush` keeps it; it lives and is
+# backed up with the rows whose ids it made. Rotating it would give every node and edge a new id.
+ID_KEY_TABLE = "graph_memory_id_key"
 # First half of the advisory-lock key that serialises graph writes per firm.
 _LOCK_CLASS = 0x474D  # "GM"
 _LABEL_MAX = Node._meta.get_field("label").max_length or 300
@@ -43,16 +47,26 @@ WORKS_ON, FOR_CLIENT, AGAINST = (k.value for k in Edge.Kind)
 
 
 def node_uuid(*, firm_id: int, kind: str, ref_id: int) -> uuid.UUID:
-    """The id of a node: a UUID derived from what it stands for, so every rebuild gives the same one.
+    """The id of a node: the keyed UUID of what it stands for, so every rebuild gives the same one.
 
-    `_write_nodes` computes the same value in SQL (`_uuid3_sql`).
+    Without the installation's key nobody can compute it, nor read the firm or
+    the record out of it. Computed by the same SQL as the rebuild's (one query).
     """
-    return uuid.uuid3(ID_NAMESPACE, f"node:{firm_id}:{kind}:{ref_id}")
+    return _keyed_uuid(f"node:{firm_id}:{kind}:{ref_id}")
 
 
 def edge_uuid(*, case_id: int, kind: str, source_id: uuid.UUID, target_id: uuid.UUID) -> uuid.UUID:
-    """The id of an edge; `_apply` computes the same value in SQL (`_uuid3_sql`)."""
-    return uuid.uuid3(ID_NAMESPACE, f"edge:{case_id}:{kind}:{source_id}:{target_id}")
+    """The id of an edge, keyed like a node's (one query)."""
+    return _keyed_uuid(f"edge:{case_id}:{kind}:{source_id}:{target_id}")
+
+
+def _keyed_uuid(name: str) -> uuid.UUID:
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH {_ID_PADS_CTE} SELECT {_uuid_sql('d.h')} FROM (SELECT {_digest_sql('%s')} AS h OFFSET 0) d", [name])
+        row = cursor.fetchone()
+    if row is None or row[0] is None:
+        raise RuntimeError(f"no id key in {ID_KEY_TABLE}: run `manage.py migrate graph_memory`")
+    return row[0]
 
 
 @dataclass
@@ -84,24 +98,47 @@ class GraphChanges:
     def as_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)} | {"written": self.written}
 
+    def describe(self) -> str:
+        """What it did, in words, for logs, commands and admin ("already up to date: 29 rows checked")."""
+        if not self.written:
+            return f"already up to date: {self.unchanged} rows checked, none written"
+        return (
+            f"{self.nodes_added} nodes and {self.edges_added} edges added, {self.nodes_updated} nodes relabelled, "
+            f"{self.removed} rows removed, {self.unchanged} unchanged"
+        )
+
 
 N, E = Node._meta.db_table, Edge._meta.db_table
 
 
-def _md5_sql(name: str) -> str:
-    """SQL for the MD5 (hex) of ID_NAMESPACE's bytes then <name>: where uuid.uuid3 starts."""
-    return f"md5('\\x{ID_NAMESPACE.hex}'::bytea || convert_to({name}, 'UTF8'))"
+# HMAC-SHA256 (RFC 2104) in core SQL: no pgcrypto on the embedded server, but sha256() is
+# built in. The key's two pads (key xor 0x36.., key xor 0x5c.., over 64 bytes) are computed
+# once per statement in this CTE; each id then costs two sha256 calls.
+_ID_PADS_CTE = f"""idk AS MATERIALIZED (
+    SELECT decode(string_agg(lpad(to_hex(b # 54), 2, '0'), '' ORDER BY i), 'hex') AS ipad,
+           decode(string_agg(lpad(to_hex(b # 92), 2, '0'), '' ORDER BY i), 'hex') AS opad
+    FROM (SELECT i, CASE WHEN i < length(k.key) THEN get_byte(k.key, i) ELSE 0 END AS b
+          FROM {ID_KEY_TABLE} k CROSS JOIN generate_series(0, 63) AS i) key_bytes
+)"""
 
 
-def _uuid3_sql(h: str) -> str:
-    """SQL finishing uuid.uuid3 from that digest: version and variant bits set.
+def _digest_sql(name: str) -> str:
+    """SQL for the HMAC-SHA256 (hex) of <name>'s UTF-8 under the installation's key; needs `_ID_PADS_CTE`."""
+    return (
+        "encode(sha256((SELECT opad FROM idk) || sha256((SELECT ipad FROM idk) || "
+        f"convert_to({name}, 'UTF8'))), 'hex')"
+    )
+
+
+def _uuid_sql(h: str) -> str:
+    """SQL making a UUID of that digest's first 128 bits: version 8 (RFC 9562, custom) and variant bits set.
 
     <h> must be a column of a subquery fenced with OFFSET 0, so the digest is
     computed once, not in each of the four places that read it.
     """
     return (
-        f"(substr({h}, 1, 12) || '3' || substr({h}, 14, 3) "
-        f"|| translate(substr({h}, 17, 1), '0123456789abcdef', '89ab89ab89ab89ab') || substr({h}, 18))::uuid"
+        f"(substr({h}, 1, 12) || '8' || substr({h}, 14, 3) "
+        f"|| translate(substr({h}, 17, 1), '0123456789abcdef', '89ab89ab89ab89ab') || substr({h}, 18, 15))::uuid"
     )
 
 
@@ -114,7 +151,8 @@ _EDGE_NAME = "'edge:' || we.case_id || ':' || we.kind || ':' || we.source_id || 
 # stores missing nodes before it adds edges). Ids are computed only for rows
 # being inserted, so a rebuild with nothing to do hashes nothing.
 _WANTED_SQL = f"""
-WITH heads AS MATERIALIZED ({{heads}}), team AS MATERIALIZED ({{team}}), parties AS MATERIALIZED ({{parties}}),
+WITH {_ID_PADS_CTE.replace("{", "{{").replace("}", "}}")},
+heads AS MATERIALIZED ({{heads}}), team AS MATERIALIZED ({{team}}), parties AS MATERIALIZED ({{parties}}),
 wn AS (
     SELECT DISTINCT firm_id, kind, ref_id, left(label, {_LABEL_MAX}) AS label FROM (
         SELECT firm_ref AS firm_id, '{CASE}' AS kind, case_ref AS ref_id, case_label AS label FROM heads
@@ -192,9 +230,9 @@ def _write_nodes(cursor: Any, with_sql: str, with_params: list[Any], changes: Gr
             changed.append([str(node_id), label, name_key, party])
     if new:
         cursor.execute(
-            f"INSERT INTO {N} (id, firm_id, kind, ref_id, label, name_key, party_key) "
-            f"SELECT {_uuid3_sql('w.h')}, w.firm_id, w.kind, w.ref_id, w.label, w.name_key, w.party_key FROM ("
-            f"SELECT w.*, {_md5_sql(_NODE_NAME)} AS h FROM json_to_recordset(%s::json) "
+            f"WITH {_ID_PADS_CTE} INSERT INTO {N} (id, firm_id, kind, ref_id, label, name_key, party_key) "
+            f"SELECT {_uuid_sql('w.h')}, w.firm_id, w.kind, w.ref_id, w.label, w.name_key, w.party_key FROM ("
+            f"SELECT w.*, {_digest_sql(_NODE_NAME)} AS h FROM json_to_recordset(%s::json) "
             "AS w(firm_id bigint, kind text, ref_id bigint, label text, name_key text, party_key text) OFFSET 0) w",
             [json.dumps([dict(zip(_NODE_COLUMNS, row, strict=True)) for row in new])],
         )
@@ -237,8 +275,8 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
         # No ON CONFLICT: the firm's lock and the NOT EXISTS leave nothing to conflict with.
         cursor.execute(
             f"{with_sql} INSERT INTO {E} (id, firm_id, case_id, kind, source_id, target_id) "
-            f"SELECT {_uuid3_sql('d.h')}, d.firm_id, d.case_id, d.kind, d.source_id, d.target_id FROM ("
-            f"SELECT we.*, {_md5_sql(_EDGE_NAME)} AS h FROM we WHERE NOT EXISTS (SELECT 1 FROM {E} e WHERE {_SAME_EDGE}) "
+            f"SELECT {_uuid_sql('d.h')}, d.firm_id, d.case_id, d.kind, d.source_id, d.target_id FROM ("
+            f"SELECT we.*, {_digest_sql(_EDGE_NAME)} AS h FROM we WHERE NOT EXISTS (SELECT 1 FROM {E} e WHERE {_SAME_EDGE}) "
             "OFFSET 0) d",
             with_params,
         )
@@ -277,12 +315,13 @@ def _bulk_planning() -> Iterator[None]:
         previous = dict(zip(settings, cursor.fetchone(), strict=True))
         for name, value in settings.items():
             cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            for name, value in previous.items():
-                cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+    # Not in a `finally`: after an error the transaction is aborted, a statement here would
+    # replace that error with "current transaction is aborted", and the rollback of the
+    # rebuild's atomic block undoes these set_config(..., true) anyway.
+    yield
+    with connection.cursor() as cursor:
+        for name, value in previous.items():
+            cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
 
 
 def graph_rebuild_firm(*, firm_id: int) -> GraphChanges:
@@ -295,7 +334,7 @@ def graph_rebuild_firm(*, firm_id: int) -> GraphChanges:
         _lock_firm(firm_id)
         with _bulk_planning():
             changes = _apply(firm_id=firm_id, case_id=None)
-    logger.info("graph rebuild of firm %s: %s", firm_id, changes.as_dict())
+    logger.info("graph rebuild of firm %s: %s", firm_id, changes.describe())
     return changes
 
 
@@ -355,3 +394,85 @@ def graph_firms(*, slugs: Iterable[str] | None = None) -> list[tuple[int, str]]:
     if slugs is not None:
         firms = firms.filter(**{f"{slug}__in": list(slugs)})
     return list(firms.values_list("pk", slug))
+
+
+@dataclass
+class GraphDrift:
+    """What `graph_rebuild_firm` would change, found without writing (the lint's dry run).
+
+    Nodes are (id or None, kind, ref_id, label); a relabel carries the label a rebuild
+    would write; edges are (id or None, case_id, kind, source, target) with each end
+    as (kind, ref_id) (None when a stored edge's end node is gone).
+    """
+
+    nodes_missing: list[tuple[Any, ...]]
+    nodes_relabelled: list[tuple[Any, ...]]
+    nodes_extra: list[tuple[Any, ...]]
+    orphans: list[tuple[Any, ...]]
+    edges_missing: list[tuple[Any, ...]]
+    edges_extra: list[tuple[Any, ...]]
+
+
+_STORED_EDGES = f"""
+se AS (
+    SELECT e.id, e.case_id, e.kind, s.kind AS skind, s.ref_id AS sref, t.kind AS tkind, t.ref_id AS tref
+    FROM {E} e LEFT JOIN {N} s ON s.id = e.source_id LEFT JOIN {N} t ON t.id = e.target_id WHERE e.firm_id = %s
+)
+"""
+_SAME_REFS = (
+    "se.case_id = r.case_id AND se.kind = r.kind AND se.skind = r.skind AND se.sref = r.sref "
+    "AND se.tkind = r.tkind AND se.tref = r.tref"
+)
+
+
+def graph_drift_firm(*, firm_id: int) -> GraphDrift:
+    """The difference between the firm's stored map and what its host records call for; writes nothing.
+
+    Three statements, whatever the size of the firm: the wanted nodes beside the
+    stored ones, the stored nodes nobody wants (and those no edge touches), and
+    the edges on either side only, compared by what they stand for (case, kind,
+    ends by kind and host id), so a wanted edge whose end is not stored yet
+    still shows as missing.
+    """
+    with_sql, with_params = _wanted(firm_id=firm_id, case_id=None)
+    missing, relabelled = [], []
+    with transaction.atomic(), _bulk_planning(), connection.cursor() as cursor:
+        cursor.execute(
+            f"{with_sql} SELECT wn.kind, wn.ref_id, wn.label, n.id, n.label, n.name_key, n.party_key "
+            f"FROM wn LEFT JOIN {N} n ON n.firm_id = wn.firm_id AND n.kind = wn.kind AND n.ref_id = wn.ref_id "
+            "ORDER BY wn.kind, wn.ref_id",
+            with_params,
+        )
+        for kind, ref_id, label, node_id, old_label, old_name_key, old_party_key in cursor.fetchall():
+            if node_id is None:
+                missing.append((None, kind, ref_id, label))
+            elif (label, *_keys(kind, label)) != (old_label, old_name_key, old_party_key):
+                relabelled.append((node_id, kind, ref_id, old_label, label))
+        cursor.execute(
+            f"{with_sql} SELECT n.id, n.kind, n.ref_id, n.label, {_NO_EDGE} AS orphan FROM {N} n WHERE n.firm_id = %s "
+            "AND (NOT EXISTS (SELECT 1 FROM wn WHERE wn.kind = n.kind AND wn.ref_id = n.ref_id) OR "
+            f"{_NO_EDGE}) ORDER BY n.kind, n.ref_id",
+            [*with_params, firm_id],
+        )
+        nodes = cursor.fetchall()
+        cursor.execute(
+            f"{with_sql}, {_STORED_EDGES} "
+            "SELECT NULL::uuid, r.case_id, r.kind, r.skind, r.sref, r.tkind, r.tref FROM we_refs r "
+            f"WHERE NOT EXISTS (SELECT 1 FROM se WHERE {_SAME_REFS}) "
+            "UNION ALL SELECT se.id, se.case_id, se.kind, se.skind, se.sref, se.tkind, se.tref FROM se "
+            f"WHERE NOT EXISTS (SELECT 1 FROM we_refs r WHERE {_SAME_REFS}) ORDER BY 2, 3, 4, 5, 6, 7",
+            [*with_params, firm_id],
+        )
+        edges = cursor.fetchall()
+
+    def end(kind: str | None, ref: int | None) -> tuple[str, int] | None:
+        return (kind, ref) if kind is not None and ref is not None else None
+
+    return GraphDrift(
+        nodes_missing=missing,
+        nodes_relabelled=relabelled,
+        nodes_extra=[row[:4] for row in nodes if not row[4]],
+        orphans=[row[:4] for row in nodes if row[4]],
+        edges_missing=[(None, c, k, end(sk, sr), end(tk, tr)) for i, c, k, sk, sr, tk, tr in edges if i is None],
+        edges_extra=[(i, c, k, end(sk, sr), end(tk, tr)) for i, c, k, sk, sr, tk, tr in edges if i is not None],
+    )

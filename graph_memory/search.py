@@ -283,11 +283,17 @@ def _ranked_search(
         )
     # Without an embedder the words are all there is: half of them qualify a summary (an assistant asks
     # in sentences). With one, every word must be there; meaning covers the paraphrases.
+    # A firm admin's summaries come from the GIN index; anyone else's one by one from their visible
+    # cases, so that summaries hidden from them cost nothing however well they match (issue 15).
+    summaries = (
+        f"{S} s" if access.sees_whole_firm(viewer)
+        else f"vis CROSS JOIN LATERAL (SELECT * FROM {S} s WHERE s.case_id = vis.id OFFSET 0) s"
+    )
     sql.add(
         f"""kw AS (
             SELECT s.case_id, f.found, row_number() OVER (
                 ORDER BY f.found DESC, ts_rank_cd(s.search_vector, words.any_word) DESC, s.case_id) AS rank
-            FROM {S} s CROSS JOIN words
+            FROM {summaries} CROSS JOIN words
             CROSS JOIN LATERAL (
                 SELECT CASE WHEN %s THEN words.total ELSE (
                     SELECT count(*) FROM unnest(words.lexemes) x WHERE s.search_vector @@ quote_literal(x)::tsquery

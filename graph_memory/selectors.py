@@ -16,7 +16,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from graph_memory import access, conf, names
+from graph_memory import access, conf, names, walled_reads
 from graph_memory.models import Edge, Node
 from graph_memory.models.graph import PARTY_VARIANTS_COLUMN
 from graph_memory.names import lookup_key
@@ -101,7 +101,14 @@ def node_get(*, viewer: Any, node_id: Any) -> Node:
     """
     pk = _parse_node_id(node_id)
     firm_id = access.viewer_firm_id(viewer)
-    node = Node.objects.filter(pk=pk, firm_id=firm_id).filter(_reachable(viewer)).first() if firm_id else None
+    if firm_id is None:
+        raise access.NotFound
+    if access.sees_whole_firm(viewer):
+        node = Node.objects.filter(pk=pk, firm_id=firm_id).filter(_reachable(viewer)).first()
+    else:  # from the viewer's cases: a hidden node costs what an unknown id does
+        visible_sql, visible_params = access.visible_case_ids_sql(viewer)
+        sql = walled_reads.NODE.format(visible=visible_sql)
+        node = next(iter(Node.objects.raw(sql, [pk, firm_id, *visible_params, *visible_params, pk, pk, pk])), None)
     if node is None:
         raise access.NotFound
     return node
@@ -109,7 +116,10 @@ def node_get(*, viewer: Any, node_id: Any) -> Node:
 
 # The reads below are raw SQL around the access module's own query (embedded
 # as a subquery, so the wall is the same): building them with the ORM cost
-# more time in Python than PostgreSQL spends answering them.
+# more time in Python than PostgreSQL spends answering them. These start from
+# what matches and are a firm admin's (nothing of the firm is hidden from them);
+# anyone else's start from their own cases (walled_reads), so that hidden rows
+# cost no time.
 N, E = Node._meta.db_table, Edge._meta.db_table
 
 
@@ -162,11 +172,14 @@ def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit:
     if visible is None:
         raise access.NotFound
     visible_sql, visible_params = visible
+    firm_id = access.viewer_firm_id(viewer)
+    if access.sees_whole_firm(viewer):
+        sql, params = _WALK_SQL, [pk, firm_id, kind, kind, *visible_params, limit + 1, *visible_params]
+    else:  # from the viewer's cases (walled_reads)
+        sql = walled_reads.WALK
+        params = [pk, firm_id, *visible_params, *visible_params, pk, pk, pk, kind, kind, limit + 1]
     with connection.cursor() as cursor:
-        cursor.execute(
-            _WALK_SQL.format(visible=visible_sql),
-            [pk, access.viewer_firm_id(viewer), kind, kind, *visible_params, limit + 1, *visible_params],
-        )
+        cursor.execute(sql.format(visible=visible_sql), params)
         rows = cursor.fetchall()
     if not rows:
         raise access.NotFound
@@ -212,12 +225,14 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
     if not key or visible is None:
         return NodePage(results=[], has_more=False)
     visible_sql, visible_params = visible
-    pattern = _like_escape(key)
+    pattern, firm_id = _like_escape(key), access.viewer_firm_id(viewer)
+    if access.sees_whole_firm(viewer):
+        sql, params = _LOOKUP_SQL, [f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, *visible_params, limit + 1]
+    else:  # from the viewer's cases (walled_reads)
+        sql = walled_reads.LOOKUP
+        params = [*visible_params, f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, limit + 1]
     with connection.cursor() as cursor:
-        cursor.execute(
-            _LOOKUP_SQL.format(visible=visible_sql),
-            [f"{pattern}%", access.viewer_firm_id(viewer), f"%{pattern}%", kind, kind, *visible_params, limit + 1],
-        )
+        cursor.execute(sql.format(visible=visible_sql), params)
         rows = cursor.fetchall()
     results = [NodeRef(id=str(pk), kind=node_kind, label=label) for pk, node_kind, label in rows[:limit]]
     return NodePage(results=results, has_more=len(rows) > limit)
@@ -305,10 +320,17 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         return ConflictReport(name=name, matches=[], has_more=False)
     visible_sql, visible_params = visible
     words = sorted({f"% {_like_escape(w)} %" for w in query.words})
-    params = [*_wanted(query, firm_id), firm_id, query.key, query.key, words, firm_id,
-              *visible_params, CONFLICT_CANDIDATES + 1, *visible_params, limit + 1]  # fmt: skip
+    if access.sees_whole_firm(viewer):
+        sql = _CONFLICT_SQL
+        params = [*_wanted(query, firm_id), firm_id, query.key, query.key, words, firm_id,
+                  *visible_params, CONFLICT_CANDIDATES + 1, *visible_params, limit + 1]  # fmt: skip
+    else:  # from the parties of the viewer's cases (walled_reads)
+        sql = walled_reads.CONFLICTS
+        wanted = _wanted(query, firm_id)
+        params = [*wanted, *visible_params, firm_id, wanted[0], query.key, query.key, words,
+                  CONFLICT_CANDIDATES + 1, limit + 1]  # fmt: skip
     with connection.cursor() as cursor:
-        cursor.execute(_CONFLICT_SQL.format(visible=visible_sql), params)
+        cursor.execute(sql.format(visible=visible_sql), params)
         rows = cursor.fetchall()
     parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}
     for p_id, p_kind, p_label, p_key, p_lookup, c_id, c_kind, c_label, edge in rows:

@@ -38,3 +38,16 @@ from graph_memory.embeddings import backfill_missing_embeddings as backfill_miss
 from graph_memory.embeddings import embed_case_summary as embed_case_summary
 from graph_memory.search import SearchResult as SearchResult
 from graph_memory.search import search_cases as search_cases
+
+# isort: split
+# Lint (graph_memory/lint/): the weekly health check of one firm's memory.
+from graph_memory.lint import lint_firm as lint_firm
+from graph_memory.lint import lint_firms as lint_firms
+
+# isort: split
+# Long documents (graph_memory/documents/): routing indexes and answers quoted from the pages.
+from graph_memory.documents.answers import Answer as Answer
+from graph_memory.documents.answers import ask_documents as ask_documents
+from graph_memory.documents.index import build_document_index as build_document_index
+from graph_memory.documents.index import mark_documents_stale as mark_documents_stale
+from graph_memory.documents.index import rebuild_stale_indexes as rebuild_stale_indexes

@@ -3,6 +3,8 @@
 - Stale flags: a relevant change flips the case's flag (one UPDATE, no model
   call), inside the transaction that made the change, so the flag commits or
   rolls back with it.
+- Document indexes: a change to a processed document flags its routing index
+  (one statement, like a summary's flag).
 - Connection map: a change to a case's header, team or counterparties syncs
   that case's part of the map, and a renamed party or lawyer refreshes one
   label, once the host's transaction commits (at once when none is open):
@@ -22,8 +24,9 @@ from django.db import transaction
 from django.db.models import Model, QuerySet
 from django.db.models.signals import m2m_changed, post_delete, post_init, post_save
 
-from graph_memory import conf, embeddings, events, graph, tasks
-from graph_memory.adapter import Changes, ManyToManyWatch, Watch, get_adapter
+from graph_memory import conf, embeddings, events, graph, retention, tasks
+from graph_memory.adapter import Changes, ManyToManyWatch, Watch, case_model, get_adapter
+from graph_memory.documents.index import mark_documents_stale
 from graph_memory.refresh.marking import mark_stale
 
 logger = logging.getLogger(__name__)
@@ -136,7 +139,19 @@ def connect(changes: Changes) -> None:
         _connect_m2m(link)
     for model, kinds in changes.labels.items():
         _connect_label(model, (kinds,) if isinstance(kinds, str) else tuple(kinds), changes.label_fields.get(model))
+    for watch in changes.documents:  # here `case_ids` gives (case id, document key) pairs
+        _connect_watch(watch, lambda refs: mark_documents_stale(documents=refs), purpose="document", deletes_own_only=True)
     events.summary_saved.connect(_summary_saved, dispatch_uid="graph_memory.embeddings.summary_saved")
+    # The case and every record of it the memory watches (cascaded with it, or deleted alone).
+    for model in {case_model(), *(watch.model for watch in (*changes.stale, *changes.graph))}:
+        post_delete.connect(
+            _record_deleted, sender=model, dispatch_uid=f"graph_memory.retention.{model._meta.label_lower}", weak=False
+        )
+
+
+def _record_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """A deleted record's text leaves admin's log too, in the deletion's transaction (admin logs a deletion first)."""
+    retention.admin_log_redact(model=sender, object_ids=[instance.pk])
 
 
 def _summary_saved(sender: Any, case_id: int, summary: Any = None, **kwargs: Any) -> None:

@@ -51,3 +51,23 @@ def refresh_firm_task(firm_id: int) -> int:
 def embed_case_summary_task(case_id: int) -> bool:
     """Embed one case's current summary; running it twice stores the same vector."""
     return services.embed_case_summary(case_id=case_id)
+
+
+# --- Lint: the weekly health check ----------------------------------------------
+# Beat runs "graph_memory.lint_all_firms" weekly (see `manage.py setup_memory_schedule`);
+# it fans out one "graph_memory.lint_firm" per firm. A second run replaces the first's findings.
+
+
+@shared_task(name="graph_memory.lint_all_firms", acks_late=True, ignore_result=True)
+def lint_all_firms_task() -> list[int]:
+    """Enqueue one lint per firm (a group, firm ids only), on commit; returns the ids."""
+    firm_ids = [firm_id for firm_id, _ in services.lint_firms()]
+    if firm_ids:
+        transaction.on_commit(group(lint_firm_task.s(firm_id) for firm_id in firm_ids).apply_async)
+    return firm_ids
+
+
+@shared_task(name="graph_memory.lint_firm", acks_late=True)
+def lint_firm_task(firm_id: int) -> int:
+    """Lint one firm; returns the lint run's id."""
+    return services.lint_firm(firm_id=firm_id).pk

@@ -7,7 +7,10 @@ choice list and autocomplete offers only their firm's rows.
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
+from graph_memory.admin_display import time_column
 from graph_memory.admin_scoping import FirmScopedAdmin, FirmScopedInline
 from practice.models import (
     Case,
@@ -55,10 +58,18 @@ class CaseTeamMemberInline(PracticeInline):
     verbose_name = "team member"
     verbose_name_plural = "team"
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[CaseTeamMember]:
+        return super().get_queryset(request).select_related("case", "user")  # each row is named by both
+
 
 class CaseCounterpartyInline(PracticeInline):
     model = CaseCounterparty
     autocomplete_fields = ["counterparty"]
+    verbose_name = "counterparty"
+    verbose_name_plural = "counterparties"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[CaseCounterparty]:
+        return super().get_queryset(request).select_related("case", "counterparty")
 
 
 @admin.register(Case)
@@ -73,6 +84,7 @@ class CaseAdmin(PracticeAdmin):
 
 
 class CaseRecordAdmin(PracticeAdmin):
+    created_local = time_column("created", "created")
     list_select_related = ["case"]
     autocomplete_fields = ["case"]
     search_fields = ["key", "case__key", "case__title"]
@@ -80,7 +92,7 @@ class CaseRecordAdmin(PracticeAdmin):
 
 @admin.register(Document)
 class DocumentAdmin(CaseRecordAdmin):
-    list_display = ["key", "title", "case", "status", "created"]
+    list_display = ["title", "case", "status", "created_local"]
     list_filter = ["status", "case"]
     search_fields = [*CaseRecordAdmin.search_fields, "title"]
     # Extracted text is the host's; a comma-separated array widget would
@@ -90,14 +102,14 @@ class DocumentAdmin(CaseRecordAdmin):
 
 @admin.register(Draft)
 class DraftAdmin(CaseRecordAdmin):
-    list_display = ["key", "title", "case", "created"]
+    list_display = ["title", "case", "created_local"]
     list_filter = ["case"]
     search_fields = [*CaseRecordAdmin.search_fields, "title"]
 
 
 @admin.register(Deadline)
 class DeadlineAdmin(CaseRecordAdmin):
-    list_display = ["key", "title", "case", "due", "done"]
+    list_display = ["title", "case", "due", "done"]
     list_filter = ["done", "case"]
     search_fields = [*CaseRecordAdmin.search_fields, "title"]
 
@@ -111,7 +123,18 @@ class InvoiceAdmin(CaseRecordAdmin):
 
 @admin.register(Note)
 class NoteAdmin(CaseRecordAdmin):
-    list_display = ["key", "case", "author", "created"]
+    list_display = ["key", "title", "case", "author", "created_local", "assistant_filed"]
     list_filter = ["case"]
     list_select_related = ["case", "author"]
     autocomplete_fields = ["case", "author"]
+
+    @admin.display(boolean=True, description="assistant-filed")
+    def assistant_filed(self, note: Note) -> bool:
+        return note.assistant_filed
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Note | None = None) -> list[str]:
+        # An assistant-filed note is a raw source, kept as filed: a correction is a new note.
+        fields = [*super().get_readonly_fields(request, obj), "origin"]
+        if obj is not None and obj.assistant_filed:
+            fields += [f.name for f in Note._meta.concrete_fields if f.name not in fields and not f.primary_key]
+        return fields

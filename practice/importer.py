@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_date, parse_datetime
 
 from accounts.models import Firm, User
+from practice.import_json import MAX_DEPTH, deep_path, json_object, shape_errors
 from practice.models import (
     Case,
     CaseCounterparty,
@@ -123,26 +124,52 @@ class _Validator:
         return parsed
 
     def unique_keys(self, items: list[Any], path: str, key: str = "key") -> None:
-        seen: set[Any] = set()
+        seen: set[str] = set()
         for i, item in enumerate(items):
-            if isinstance(item, dict) and key in item:
+            # A key that is no string is reported by the field's own check.
+            if isinstance(item, dict) and isinstance(item.get(key), str):
                 if item[key] in seen:
                     self.error(f"{path}[{i}].{key}", f"duplicate {key} {json.dumps(item[key])}")
                 seen.add(item[key])
+
+    def reference(self, value: Any, path: str, known: set[str], what: str) -> None:
+        """A key naming another record: a string among `known` (a list or object is named as such, never hashed)."""
+        if not isinstance(value, str):
+            self.error(path, f"must be a string naming a {what}, not {_kind_of(value)}")
+        elif value not in known:
+            self.error(path, f"unknown {what} {json.dumps(value)}")
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, dict):
+        return "an object"
+    return "an array" if isinstance(value, list) else "a number"
 
 
 def parse_firm_document(raw: str | bytes) -> dict[str, Any]:
     """Parse and validate a whole import document; raise `ImportFailed` listing every problem."""
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, object_pairs_hook=json_object)
     except json.JSONDecodeError as exc:
         raise ImportFailed([f"(document): not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
     except UnicodeDecodeError as exc:
         raise ImportFailed([f"(document): not UTF-8 text: {exc.reason}"]) from None
+    except ValueError as exc:  # e.g. an integer past Python's 4,300-digit limit
+        raise ImportFailed([f"(document): not valid JSON: {exc}"]) from None
+    except RecursionError:
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        raise ImportFailed([f"{deep_path(text)}: nested deeper than {MAX_DEPTH} levels"]) from None
+    problems = shape_errors(data)
+    if problems:
+        # Nothing else is checked: every later message could quote what cannot be printed or stored.
+        raise ImportFailed(problems)
     v = _Validator()
     if not v.obj(data, "", {"format", "firm", "users", "clients", "counterparties", "cases"}):
         raise ImportFailed(["(document): must be a JSON object"])
-    if "format" in data and data["format"] != 1:
+    # type(), not ==: JSON true is no format number, though Python's True == 1 (and 1.0 == 1).
+    if "format" in data and (type(data["format"]) is not int or data["format"] != 1):
         v.error("format", f"unsupported format {json.dumps(data['format'])}; this importer reads format 1")
     _validate_firm(v, data.get("firm"))
     existing_users = _validate_users(v, data.get("users", []), data.get("firm"))
@@ -167,14 +194,14 @@ def _validate_firm(v: _Validator, firm: Any) -> None:
     if slug is not None and not SLUG_RE.match(slug):
         v.error("firm.slug", "must be lowercase letters, digits and hyphens")
     v.text(firm.get("name"), "firm.name", max_length=200)
-    if "timezone" in firm and firm["timezone"] not in zoneinfo.available_timezones():
-        v.error("firm.timezone", f"unknown time zone {json.dumps(firm['timezone'])}")
+    if "timezone" in firm:
+        v.reference(firm["timezone"], "firm.timezone", zoneinfo.available_timezones(), "time zone")
 
 
 def _validate_users(v: _Validator, users: Any, firm: Any) -> set[str]:
     users = v.array(users, "users")
     v.unique_keys(users, "users", key="username")
-    slug = firm.get("slug") if isinstance(firm, dict) else None
+    slug = firm.get("slug") if isinstance(firm, dict) and isinstance(firm.get("slug"), str) else None
     names = [u.get("username") for u in users if isinstance(u, dict) and isinstance(u.get("username"), str)]
     foreign = dict(
         User.objects.filter(username__in=names).exclude(firm__slug=slug).values_list("username", "firm__slug")
@@ -201,7 +228,7 @@ def _validate_users(v: _Validator, users: Any, firm: Any) -> set[str]:
 
 def _keys(data: dict[str, Any], list_name: str) -> set[Any]:
     items = data.get(list_name)
-    return {i.get("key") for i in items if isinstance(i, dict)} if isinstance(items, list) else set()
+    return {i["key"] for i in items if isinstance(i, dict) and isinstance(i.get("key"), str)} if isinstance(items, list) else set()
 
 
 CASE_FIELDS = {"key", "title", "status", "opened", "client", "owner"}
@@ -222,16 +249,14 @@ def _validate_cases(v: _Validator, data: dict[str, Any], users: set[str]) -> Non
         v.date(case.get("opened"), f"{p}.opened")
         if "description" in case:
             v.text(case["description"], f"{p}.description", max_length=20000, allow_empty=True)
-        if "client" in case and case["client"] not in clients:
-            v.error(f"{p}.client", f"unknown client {json.dumps(case['client'])}")
+        if "client" in case:
+            v.reference(case["client"], f"{p}.client", clients, "client")
         for j, cp in enumerate(v.array(case.get("counterparties", []), f"{p}.counterparties")):
-            if cp not in counterparties:
-                v.error(f"{p}.counterparties[{j}]", f"unknown counterparty {json.dumps(cp)}")
-        if "owner" in case and case["owner"] not in users:
-            v.error(f"{p}.owner", f"unknown user {json.dumps(case['owner'])}")
+            v.reference(cp, f"{p}.counterparties[{j}]", counterparties, "counterparty")
+        if "owner" in case:
+            v.reference(case["owner"], f"{p}.owner", users, "user")
         for j, member in enumerate(v.array(case.get("team", []), f"{p}.team")):
-            if member not in users:
-                v.error(f"{p}.team[{j}]", f"unknown user {json.dumps(member)}")
+            v.reference(member, f"{p}.team[{j}]", users, "user")
         _validate_records(v, case, p, users)
 
 
@@ -280,8 +305,8 @@ def _validate_records(v: _Validator, case: dict[str, Any], p: str, users: set[st
             v.text(note.get("key"), f"{q}.key", max_length=100)
             v.timestamp(note.get("created"), f"{q}.created")
             v.text(note.get("text"), f"{q}.text", max_length=200_000)
-            if "author" in note and note["author"] not in users:
-                v.error(f"{q}.author", f"unknown user {json.dumps(note['author'])}")
+            if "author" in note:
+                v.reference(note["author"], f"{q}.author", users, "user")
 
 
 def _validate_amount(v: _Validator, value: Any, path: str) -> None:

@@ -7,29 +7,35 @@ product's models and fields.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import secrets
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection
 from django.db.models import Case as SqlCase
-from django.db.models import CharField, F, Func, OuterRef, QuerySet, Value, When
+from django.db.models import CharField, F, Func, IntegerField, OuterRef, QuerySet, Value, When
 from django.db.models.expressions import RawSQL
 from django.db.models.fields import DateField
 from django.db.models.functions import Cast, Coalesce, Concat, Left, NullIf
+from django.urls import reverse
+from django.utils import timezone
 
 from graph_memory.adapter import (
     CaseHeader,
     Changes,
+    DocumentRef,
     GuardianPermissions,
     ManyToManyWatch,
     MemoryAdapter,
+    NoteOrigin,
     Party,
     Record,
     SliceLimits,
     Watch,
 )
+from practice import memory_lint
 from practice.models import (
     Case,
     CaseCounterparty,
@@ -72,8 +78,15 @@ def _status_label(expression: str, labels: Mapping[str, str]) -> SqlCase:
     )
 
 
+_RECORD_MODELS = {"deadline": Deadline, "invoice": Invoice, "note": Note, "draft": Draft, "document": Document}
+
+
 def _own_case(instance: Any) -> list[int]:
     return [instance.case_id]
+
+
+def _document_ref(document: Any) -> list[tuple[int, str]]:
+    return [(document.case_id, document.key)]
 
 
 class PracticeMemoryAdapter(MemoryAdapter):
@@ -155,7 +168,7 @@ class PracticeMemoryAdapter(MemoryAdapter):
             Note.objects.filter(case_id=case_id)
             .order_by("-created", "-id")
             .annotate(text_head=Left("text", chars))
-            .values("key", "created", "text_head")[: cap["note"]]
+            .values("key", "title", "created", "text_head")[: cap["note"]]
         )
         drafts = (
             Draft.objects.filter(case_id=case_id)
@@ -188,7 +201,9 @@ class PracticeMemoryAdapter(MemoryAdapter):
                 })
                 for i in invoices
             ],
-            "note": [Record("note", n["key"], date=n["created"], text=n["text_head"] or "") for n in notes],
+            "note": [
+                Record("note", n["key"], title=n["title"], date=n["created"], text=n["text_head"] or "") for n in notes
+            ],
             "draft": [
                 Record("draft", d["key"], title=d["title"], date=d["created"], text=d["text_head"] or "")
                 for d in drafts
@@ -198,6 +213,59 @@ class PracticeMemoryAdapter(MemoryAdapter):
                 for d in documents
             ],
         }  # fmt: skip
+
+    def lint_records(self, *, firm_id: int, cited: Mapping[str, Collection[tuple[int, str]]]) -> list[tuple[int, Record]]:
+        return memory_lint.lint_records(firm_id=firm_id, cited=cited)
+
+    def case_record_count(self) -> Any:
+        return memory_lint.case_record_count()
+
+    # --- one record in full, and assistant-filed notes -----------------------------------------
+
+    def case_record(self, *, case_id: int, kind: str, key: str, page: int | None = None) -> Record | None:
+        mine = {"case_id": case_id, "key": key}
+        if kind == "deadline":
+            d = Deadline.objects.filter(**mine).values("title", "due", "done").first()
+            return d and Record("deadline", key, title=d["title"], date=d["due"], fields=d)
+        if kind == "invoice":
+            i = Invoice.objects.filter(**mine).values("number", "issued", "amount", "currency", "status").first()
+            return i and Record("invoice", key, title=i["number"], date=i["issued"], fields=i)
+        if kind == "note":
+            n = (
+                Note.objects.filter(**mine)
+                .values("title", "created", "text", "origin", author_name=_lawyer_label("author__"))
+                .first()
+            )
+            return n and Record("note", key, title=n["title"], date=n["created"], text=n["text"],
+                                fields={"author": n["author_name"] or "", "origin": n["origin"]})
+        if kind == "draft":
+            d = Draft.objects.filter(**mine).values("title", "created", "text").first()
+            return d and Record("draft", key, title=d["title"], date=d["created"], text=d["text"])
+        if kind == "document" and page is not None:
+            # One page and the page count, in SQL: a 500-page scan is not read to serve its page 2.
+            table = connection.ops.quote_name(Document._meta.db_table)
+            d = (
+                Document.objects.filter(**mine, status=Document.Status.PROCESSED)
+                .annotate(page_text=RawSQL(f"{table}.pages[%s]", (page,)),
+                          page_count=RawSQL(f"cardinality({table}.pages)", ()))
+                .values("title", "created", "page_text", "page_count")
+                .first()
+            )
+            if d is None or d["page_text"] is None:
+                return None
+            return Record("document", key, title=d["title"], date=d["created"], pages=(d["page_text"],),
+                          fields={"page_count": d["page_count"]})
+        return None  # fmt: skip
+
+    def file_note(self, *, case_id: int, author: Any, title: str, text: str, origin: NoteOrigin) -> Record:
+        firm_id = Case.objects.filter(pk=case_id).values_list("firm_id", flat=True).get()
+        # A random key: unique within the case (the constraint holds it), saying nothing of how many notes exist.
+        note = Note.objects.create(
+            firm_id=firm_id, case_id=case_id, key=f"asst-{secrets.token_hex(6)}", author=author,
+            created=timezone.now(), title=title, text=text,
+            origin={"conversation_id": origin.conversation_id, "message_ids": list(origin.message_ids)},
+        )  # fmt: skip
+        return Record("note", note.key, title=note.title, date=note.created, text=note.text)
 
     def live_fact_annotations(self) -> dict[str, Any]:
         open_deadlines = (
@@ -219,6 +287,29 @@ class PracticeMemoryAdapter(MemoryAdapter):
             "open_deadlines": ArraySubquery(open_deadlines[:LIVE_FACTS_MAX]),
             "unpaid_invoices": ArraySubquery(unpaid[:LIVE_FACTS_MAX]),
         }
+
+    # --- long documents -----------------------------------------------------------------------
+
+    def case_documents(self, *, case_id: int) -> list[DocumentRef]:
+        rows = (
+            Document.objects.filter(case_id=case_id, status=Document.Status.PROCESSED)
+            .order_by("-created", "-id")
+            .annotate(page_count=Coalesce(Func(F("pages"), function="cardinality", output_field=IntegerField()), Value(0)))
+            .values_list("key", "title", "page_count")
+        )
+        return [DocumentRef(key, title, count) for key, title, count in rows]
+
+    def document_pages(self, *, case_id: int, key: str, first: int = 1, last: int | None = None) -> list[str]:
+        # Sliced in SQL: asking for three pages of a 400-page scan reads three pages.
+        table = connection.ops.quote_name(Document._meta.db_table)
+        pages_sql = f"{table}.pages[%s:COALESCE(%s, cardinality({table}.pages))]"
+        pages = (
+            Document.objects.filter(case_id=case_id, key=key, status=Document.Status.PROCESSED)
+            .annotate(wanted=RawSQL(pages_sql, (max(int(first), 1), last)))
+            .values_list("wanted", flat=True)
+            .first()
+        )
+        return list(pages or [])
 
     # --- the connection map -------------------------------------------------------------------
 
@@ -259,6 +350,34 @@ class PracticeMemoryAdapter(MemoryAdapter):
             links = CaseTeamMember.objects.filter(user_id=instance.pk)
         return list(links.values_list("case_id", flat=True))
 
+    def record_admin_urls(self, *, case_id: int, source_ids: Sequence[str]) -> dict[str, str]:
+        case = Case.objects.filter(pk=case_id).values("firm_id").first()
+        if case is None:
+            return {}
+        wanted: dict[str, set[str]] = {}
+        for source_id in source_ids:
+            kind, _, key = source_id.partition(":")
+            wanted.setdefault(kind, set()).add(key.partition("#")[0])
+        found: dict[tuple[str, str], str] = {}
+        if "case" in wanted:
+            found["case", "header"] = reverse("admin:practice_case_change", args=[case_id])
+        by_case = {"case_id": case_id}
+        for kind, model, scope in (
+            ("client", Client, {"firm_id": case["firm_id"]}),
+            ("counterparty", Counterparty, {"firm_id": case["firm_id"]}),
+            *((kind, model, by_case) for kind, model in _RECORD_MODELS.items()),
+        ):
+            if kind in wanted:  # one query per kind cited, at most seven
+                for pk, key in model.objects.filter(**scope, key__in=wanted[kind]).values_list("pk", "key"):
+                    found[kind, key] = reverse(f"admin:practice_{model._meta.model_name}_change", args=[pk])
+        urls = {}
+        for source_id in source_ids:
+            kind, _, key = source_id.partition(":")
+            url = found.get((kind, key.partition("#")[0]))
+            if url:
+                urls[source_id] = url
+        return urls
+
     # --- what changes matter ------------------------------------------------------------------
 
     def changes(self) -> Changes:
@@ -291,4 +410,8 @@ class PracticeMemoryAdapter(MemoryAdapter):
             m2m=[ManyToManyWatch(CaseTeamMember, stale=False), ManyToManyWatch(CaseCounterparty)],
             labels={Client: "client", Counterparty: "counterparty", get_user_model(): "lawyer"},
             label_fields={get_user_model(): ("name", "username")},
+            # A processed document saved (its pages may have changed) or deleted: its routing index.
+            documents=[
+                Watch(Document, _document_ref, fields=("status",), only_when_changed=False, relevant=processed),
+            ],
         )

@@ -91,7 +91,7 @@ class CaseCounterparty(FirmOwned):
         constraints = [models.UniqueConstraint(fields=["case", "counterparty"], name="case_counterparty_unique")]
 
     def __str__(self) -> str:
-        return f"{self.case_id} against {self.counterparty_id}"
+        return f"{self.case} against {self.counterparty}"
 
 
 class CaseTeamMember(FirmOwned):
@@ -102,7 +102,7 @@ class CaseTeamMember(FirmOwned):
         constraints = [models.UniqueConstraint(fields=["case", "user"], name="case_team_member_unique")]
 
     def __str__(self) -> str:
-        return f"{self.user_id} on {self.case_id}"
+        return f"{self.user} on {self.case}"
 
 
 class CaseUserObjectPermission(UserObjectPermissionBase):
@@ -125,7 +125,8 @@ class CaseRecord(FirmOwned):
         ordering = ["case", "key"]
 
     def __str__(self) -> str:
-        return self.key
+        title = getattr(self, "title", "")
+        return f"{title} ({self.key})" if title else self.key
 
 
 class Document(CaseRecord):
@@ -189,7 +190,14 @@ class Note(CaseRecord):
     case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="notes")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created = models.DateTimeField()
+    title = models.CharField(max_length=300, blank=True, default="")
     text = models.TextField()
+    # Set only on notes the assistant filed (graph_memory's file_note): {"conversation_id", "message_ids"}.
+    origin = models.JSONField(null=True, blank=True, help_text="Where an assistant-filed note came from; empty for notes people wrote.")
 
     class Meta(CaseRecord.Meta):
         constraints = [models.UniqueConstraint(fields=["case", "key"], name="note_case_key_unique")]
+
+    @property
+    def assistant_filed(self) -> bool:
+        return self.origin is not None

@@ -33,6 +33,11 @@ reply is taken from the queue:
   not know (`guided_json`, `response_format.schema`); plain `json_object` is
   served.
 
+`Reply.not_json(b"...")` answers (HTTP 200 by default) with a body that is
+not JSON, on either endpoint; `Reply(usage_block={...})` sends that usage
+block as is (garbage counts); an embeddings `Reply(body={...})` with status
+200 is sent as the whole body (non-numbers, nulls, the wrong dimension).
+
 `Reply.endless()` is a model that never closes its JSON: cut by `max_tokens`
 if the request has one, otherwise it runs until the client times out.
 
@@ -68,6 +73,11 @@ class Reply:
     finish_reason: str = "stop"
     runaway: bool = False
     usage: bool = True  # False: the answer carries no usage block, as some servers send
+    # A usage block as given (garbage counts: -7, 5e9, "many"), instead of the one built from the counts above.
+    usage_block: Any = None
+    # The response body as these bytes, not JSON (a proxy's HTML page, a cut-off body), with this content type.
+    raw_body: bytes | None = None
+    content_type: str = "application/json"
 
     @classmethod
     def json(cls, obj: Any, **kwargs: Any) -> Reply:
@@ -80,6 +90,11 @@ class Reply:
     @classmethod
     def error(cls, status: int, message: str = "server error", **kwargs: Any) -> Reply:
         return cls(status=status, body={"error": {"message": message, "type": "server_error", "code": None}}, **kwargs)
+
+    @classmethod
+    def not_json(cls, data: bytes = b"<html><body>502 Bad Gateway</body></html>", **kwargs: Any) -> Reply:
+        """HTTP 200 (unless `status` says otherwise) with a body that is not JSON."""
+        return cls(raw_body=data, **kwargs)
 
     @classmethod
     def endless(cls, **kwargs: Any) -> Reply:
@@ -163,10 +178,14 @@ class OpenAIServer:
                 status, payload, delay = server._answer(self.path, body)
                 if delay and server._stopping.wait(delay):
                     return
-                data = json.dumps(payload).encode()
+                content_type = "application/json"
+                if isinstance(payload, Reply):  # a raw body
+                    data, content_type = payload.raw_body or b"", payload.content_type
+                else:
+                    data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
@@ -187,7 +206,7 @@ class OpenAIServer:
 
     # --- answering -------------------------------------------------------------------------
 
-    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any], float]:
+    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | Reply, float]:
         with self._lock:
             self.requests.append({"path": path, "body": body})
             if path == "/v1/chat/completions":
@@ -202,9 +221,13 @@ class OpenAIServer:
                     return 500, {"error": {"message": "no scenario queued", "type": "server_error"}}, 0.0
                 if reply.runaway and not body.get("max_tokens"):
                     return 200, {}, RUNS_FOREVER  # the client's timeout ends it
+                if reply.raw_body is not None:
+                    return reply.status, reply, reply.delay
                 return reply.status, reply.body or _completion(body, reply), reply.delay
             if path == "/v1/embeddings":
                 reply = self._embeddings.popleft() if self._embeddings else None
+                if reply is not None and reply.raw_body is not None:
+                    return reply.status, reply, reply.delay
                 if reply is not None and (reply.status != 200 or reply.body):
                     return reply.status, reply.body or {}, reply.delay
                 return 200, _embeddings(body), reply.delay if reply else 0.0
@@ -288,7 +311,9 @@ def _completion(request: dict[str, Any], reply: Reply) -> dict[str, Any]:
             }
         ],
     }
-    if reply.usage:
+    if reply.usage_block is not None:
+        answer["usage"] = reply.usage_block
+    elif reply.usage:
         answer["usage"] = {
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": completion_tokens,

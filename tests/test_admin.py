@@ -17,7 +17,8 @@ from django.utils import timezone
 from accounts.models import Firm, User
 from graph_memory import services
 from graph_memory.admin_scoping import FirmScopedAdmin
-from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, SummaryVersion
+from graph_memory.documents.index import mark_documents_stale
+from graph_memory.models import AICall, CaseSummary, DocumentQuery, Edge, Node, RefreshRun, SummaryVersion
 from practice.models import Case, Client, Counterparty, Deadline
 from tests.factories import (
     CaseFactory,
@@ -58,7 +59,14 @@ def _derived(case: Case, *, text: str, days_ago: int = 1) -> CaseSummary:
             "writer": "extractive",
             "model": f"{text.split()[0].lower()}-model",
             "stale": False,
-            "verification": {"ok": True, "checked": ["2026-03-02"]},
+            "verification": {
+                "kept": 1,
+                "fields": 2,
+                "dropped": [
+                    {"section": "overview", "text": "Northwind paid in 2025.", "reason": "unsupported_state", "detail": "paid"}
+                ],
+                "counts": {"statements": 2, "kept": 1, "dropped": 1, "unsupported_state": 1},
+            },
             "written_at": timezone.now(),
         },
     )
@@ -80,6 +88,9 @@ def _derived(case: Case, *, text: str, days_ago: int = 1) -> CaseSummary:
     )
     RefreshRun.objects.filter(pk=run.pk).update(started_at=timezone.now() - dt.timedelta(days=days_ago))
     services.graph_sync_case(case_id=case.pk)
+    # Long documents: an index row and a query-log row (graph_memory/admin_documents.py).
+    mark_documents_stale(documents=[(case.pk, f"{case.key}-spa")])
+    DocumentQuery.objects.create(firm_id=case.firm_id, case=case, outcome="success", sections=["spa#article-5"])
     return summary
 
 
@@ -103,6 +114,8 @@ def world(demo_firm: Firm, demo_users: dict[str, User]) -> World:
     _derived(other_case, text="Zebulon summary of the secret matter.")
     own_case = Case.objects.get(firm=demo_firm, key="2026-014")
     _derived(own_case, text="Northwind buys Castell Components GmbH.")
+    for firm in (demo_firm, other):  # a lint run with findings in each firm (graph_memory/admin_lint.py)
+        services.lint_firm(firm_id=firm.pk)
     return World(demo_firm, other, demo_users["dana"], demo_users["alice"], other_case, own_case)
 
 
@@ -206,7 +219,9 @@ def test_summary_page_shows_state_history_and_no_vector(world: World) -> None:
         "Northwind buys Castell Components GmbH.",
         "model timed out",
         "northwind-model",
-        "&quot;checked&quot;",
+        # The verification report as a table: the dropped statement, its reason in words.
+        "Northwind paid in 2025.</td></tr></tbody></table>",
+        "a state (paid, signed …) the quote does not give",
     ):
         assert expected in page
     assert "Saved versions (newest first)" in page and "No saved versions." not in page
@@ -353,13 +368,13 @@ def test_health_page_rejects_another_firms_case(world: World) -> None:
 def test_health_page_costs_a_constant_number_of_queries(world: World, django_assert_num_queries: Any) -> None:
     http = _login(world.dana)
     _health(http)  # warm caches (content types, session)
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(12):  # the 11th lists abandoned runs, the 12th reads the last lint run
         assert _health(http, case=world.own_case.pk).status_code == 200
     for case in Case.objects.filter(firm=world.firm):
         for days_ago in range(1, 6):
             _derived(case, text=f"Summary {case.key} {days_ago}.", days_ago=days_ago)
     CaseFactory.create_batch(5, firm=world.firm)
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(12):
         response = _health(http, case=world.own_case.pk)
     assert response.content.decode().count('class="gm-run"') == 5
 
@@ -377,7 +392,9 @@ def _both_summaries(world: World) -> list[CaseSummary]:
 def test_actions_only_reach_the_admins_firm(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, Any]] = []
     monkeypatch.setattr(services, "mark_stale", lambda *, case_ids: calls.append(("stale", case_ids)), raising=False)
-    monkeypatch.setattr(services, "graph_rebuild_firm", lambda *, firm_id: calls.append(("graph", firm_id)))
+    monkeypatch.setattr(
+        services, "graph_rebuild_firm", lambda *, firm_id: calls.append(("graph", firm_id)) or services.GraphChanges()
+    )
     http = _login(world.dana)
     both = _both_summaries(world)
     assert _act(http, "mark_stale", both).status_code == 200
@@ -418,6 +435,6 @@ def test_rebuild_graph_action(world: World) -> None:
         pytest.skip("service not yet available")
     Node.objects.filter(firm=world.firm).delete()
     page = _act(_login(world.dana), "rebuild_graph", _both_summaries(world)).content.decode()
-    assert "Rebuilt the connection map of 1 firm(s)." in page
+    assert "Rebuilt the connection map of Hale &amp; Ward LLP: 15 nodes and 14 edges added" in page
     cases = Case.objects.filter(firm=world.firm).count()
     assert Node.objects.filter(firm=world.firm, kind=Node.Kind.CASE).count() == cases

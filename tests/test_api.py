@@ -15,7 +15,7 @@ from django.test import Client as HttpClient
 
 from accounts.models import Firm, User
 from graph_memory import conf
-from graph_memory.api.tools import endpoints, openai_tools
+from graph_memory.api.tools import DISCIPLINE, endpoints, openai_tools
 from graph_memory.models import CaseSummary, Node
 from tests.api_support import (
     C014,
@@ -182,7 +182,12 @@ def check_search_and_tools(world: World, persona: str) -> None:
     assert [hit["case"]["label"] for hit in lease["results"]] == ([C088] if C088 in VISIBLE[persona] else [])
     tools = world.get(persona, "/api/memory/tools/")
     assert tools.status_code == 200
-    assert tools.json() == {"tools": openai_tools(), "endpoints": endpoints(), "notice": NOTICE}
+    assert tools.json() == {
+        "tools": openai_tools(),
+        "endpoints": endpoints(),
+        "instructions": DISCIPLINE,
+        "notice": NOTICE,
+    }
 
 
 def test_the_demo_side_by_side(world: World) -> None:

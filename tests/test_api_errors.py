@@ -16,7 +16,7 @@ from tests.conftest import Personas
 
 pytestmark = pytest.mark.django_db
 
-CODES = {"not_found", "invalid", "unauthenticated", "throttled"}
+CODES = {"not_found", "invalid", "unauthenticated", "throttled", "method_not_allowed"}
 # Headers a client could read meaning into; `Date` and the like may differ.
 COMPARED_HEADERS = ("Content-Type", "Allow", "Vary", "WWW-Authenticate", "Retry-After")
 
@@ -49,7 +49,8 @@ def test_no_token_and_bad_tokens_are_401(world: World) -> None:
             "field": None,
         }
         assert response["WWW-Authenticate"] == "Token"
-    for header in ("Token not-a-token", "Token ", "Token a b", f"Bearer {world.tokens['alice']}"):
+    # `Bearer <key>` is accepted like `Token <key>` (tests/test_api_friction.py); other schemes are not.
+    for header in ("Token not-a-token", "Token ", "Token a b", "Bearer a b", f"Basic {world.tokens['alice']}"):
         response = HttpClient(headers={"Authorization": header}).get("/api/memory/nodes/", {"q": "northwind"})
         assert error_of(response, 401)["code"] == "unauthenticated", header
     alice = world.users["alice"]
@@ -145,12 +146,16 @@ def test_other_methods_are_405(world: World) -> None:
         for path in ("/api/memory/nodes/", "/api/memory/tools/", "/api/memory/search/"):
             response = getattr(http, method)(path, data="{}", content_type="application/json")
             error = error_of(response, 405)
-            assert error == {"code": "invalid", "message": f'Method "{method.upper()}" not allowed.', "field": None}
+            assert error == {
+                "code": "method_not_allowed",
+                "message": f'Method "{method.upper()}" not allowed.',
+                "field": None,
+            }
             assert response["Allow"] == "GET, HEAD"
     # A browser session without a CSRF token gets the same answer, not a CSRF failure.
     session = HttpClient(enforce_csrf_checks=True)
     session.force_login(world.users["dana"])
-    assert error_of(session.post("/api/memory/nodes/", {"q": "x"}), 405)["code"] == "invalid"
+    assert error_of(session.post("/api/memory/nodes/", {"q": "x"}), 405)["code"] == "method_not_allowed"
     # Any method on a path that is no endpoint: the one 404.
     assert session.post("/api/memory/nodes/x/unknown/").content == NOT_FOUND
     assert http.delete("/api/memory/nope/").content == NOT_FOUND
@@ -203,4 +208,5 @@ def test_every_route_is_authenticated_throttled_and_json() -> None:
         assert issubclass(view, MemoryApi), view
         assert view.throttle_classes == [MemoryRateThrottle], view
         assert view().get_exception_handler() is exception_handler, view
-        assert view.authentication_classes[0] is TokenAuthentication, view  # its WWW-Authenticate makes a 401
+        # A token scheme first: its WWW-Authenticate makes a 401.
+        assert issubclass(view.authentication_classes[0], TokenAuthentication), view

@@ -11,7 +11,8 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from graph_memory import services
-from practice.models import Case
+from graph_memory.models import Node
+from practice.models import Case, Note
 from tests.api_support import C031, FAST, NW_CP, set_throttle_rate
 from tests.openai_server import Reply
 
@@ -49,6 +50,8 @@ def test_the_readme_assistant_loop(
         services.summarize_case(case_id=case_id)
     monkeypatch.setenv("MEMORY_URL", live_server.url)
     monkeypatch.setenv("MEMORY_TOKEN", Token.objects.create(user=demo_users["bob"]).key)
+    bobs_case = str(Node.objects.get(kind="case", label=C031).pk)
+    kept = "Q: Who is the counterparty?\nA: Northwind Holdings (as the summary says)."
     openai_server.add_chat(
         Reply(
             body=completion(
@@ -58,6 +61,7 @@ def test_the_readme_assistant_loop(
                         tool_call("c1", "check_conflicts", {"name": "Northwind Holdings"}),
                         tool_call("c2", "find_nodes", {"q": "Meridian", "kind": "client"}),
                         tool_call("c3", "get_brief", {"node_id": "not/a node?"}),
+                        tool_call("c4", "file_note", {"case_id": bobs_case, "title": "Counterparty", "text": kept}),
                     ],
                 },
                 "tool_calls",
@@ -74,8 +78,17 @@ def test_the_readme_assistant_loop(
         "get_brief",
         "search_cases",
         "check_conflicts",
+        "get_memory_index",
+        "open_source",
+        "file_note",
+        "ask_documents",  # issue 18
     }
+    # The index is in the system prompt; the note was filed into bob's case, verbatim, by POST.
+    assert "- 2026-031 · Brightline v. Northwind" in first["messages"][0]["content"]
+    assert "2026-014" not in first["messages"][0]["content"]
     answers = {m["tool_call_id"]: json.loads(m["content"]) for m in second["messages"] if m["role"] == "tool"}
     assert [(m["case"]["label"], m["party"]["label"]) for m in answers["c1"]["matches"]] == [(C031, NW_CP)]
     assert answers["c2"]["results"] == []  # bob may open no Meridian case: nothing, and no hint of it
     assert answers["c3"] == {"error": {"code": "not_found", "message": "Not found.", "field": None}}
+    assert answers["c4"]["note"]["text"] == kept and answers["c4"]["note"]["assistant_filed"] is True
+    assert Note.objects.get(case__key="2026-031", key=answers["c4"]["note"]["id"][5:]).text == kept

@@ -42,7 +42,7 @@ def test_schema_for_a_signed_in_user(personas) -> None:
 def test_docs_page_requires_login_and_serves_its_assets_locally(personas) -> None:
     anonymous = HttpClient().get("/api/docs/")
     assert anonymous.status_code == 302
-    assert anonymous["Location"] == "/admin/login/?next=/api/docs/"
+    assert anonymous["Location"] == "/login/?next=/api/docs/"  # the site's sign-in, open to lawyers
     http = HttpClient()
     http.force_login(personas.owner)
     response = http.get("/api/docs/")

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
+from urllib.parse import quote
 
 import jsonschema
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
 from accounts.models import Firm, User
-from graph_memory.api.tools import endpoints, openai_tools, tool_definitions
+from graph_memory.api.tools import DISCIPLINE, endpoints, openai_tools, tool_definitions
 from tests.api_support import C014, C088, NW_CP, World, build_world
 
 ABILITIES = {"find_nodes", "walk_neighbors", "get_brief", "search_cases", "check_conflicts"}
+ABILITIES |= {"get_memory_index", "open_source", "file_note"}  # issue 17: the index, sources, notes
+ABILITIES |= {"ask_documents"}  # issue 18: long documents
 # JSON Schema keywords that must say the same as the OpenAPI parameter's schema.
 CONSTRAINTS = ("type", "enum", "minimum", "maximum", "minLength", "maxLength")
 
@@ -23,8 +27,8 @@ def openapi() -> dict[str, Any]:
     return SchemaGenerator().get_schema(request=None, public=True)
 
 
-def operation_parameters(openapi: dict[str, Any], path: str) -> dict[str, dict[str, Any]]:
-    operation = openapi["paths"][path]["get"]
+def operation_parameters(openapi: dict[str, Any], path: str, method: str = "get") -> dict[str, dict[str, Any]]:
+    operation = openapi["paths"][path][method]
     return {p["name"]: p for p in operation.get("parameters", []) if p["in"] in ("path", "query")}
 
 
@@ -42,11 +46,13 @@ def test_tools_are_openai_function_definitions_with_valid_json_schema() -> None:
         assert all(prop.get("description") for prop in parameters["properties"].values()), function["name"]
 
 
-def test_descriptions_carry_the_discipline() -> None:
-    for tool in tool_definitions():
-        text = tool["description"]
-        assert "not authoritative" in text and "verify" in text and "live case file" in text, tool["name"]
-        assert "may open exists for you" in text, tool["name"]
+def test_the_discipline_is_said_once_and_each_description_is_its_own() -> None:
+    assert "not authoritative" in DISCIPLINE and "verify" in DISCIPLINE and "live case file" in DISCIPLINE
+    assert "may open exists for you" in DISCIPLINE
+    descriptions = [tool["description"] for tool in tool_definitions()]
+    assert len(set(descriptions)) == len(descriptions)
+    for text in descriptions:  # no paragraph repeated in every description
+        assert DISCIPLINE not in text and "may open exists for you" not in text, text
     brief = next(t for t in tool_definitions() if t["name"] == "get_brief")
     assert "orientation" in brief["description"] and "never a source" in brief["description"]
 
@@ -56,9 +62,13 @@ def test_each_tool_names_only_its_endpoints_parameters(openapi: dict[str, Any]) 
     assert set(calls) == ABILITIES
     for tool in tool_definitions():
         call = calls[tool["name"]]
-        assert call["method"] == "GET" and call["path"] in openapi["paths"], tool["name"]
-        params = operation_parameters(openapi, call["path"])
-        properties, required = tool["parameters"]["properties"], set(tool["parameters"]["required"])
+        assert call["method"] in ("GET", "POST") and call["path"] in openapi["paths"], tool["name"]
+        params = operation_parameters(openapi, call["path"], call["method"].lower())
+        # A POST's body arguments are held to its request body (test_a_post_tools_body_is_its_request_body).
+        body = set(tool.get("body", {}).get("properties", ()))
+        assert (call["method"] == "POST") == bool(body) and set(call.get("body", [])) == body, tool["name"]
+        properties = {k: v for k, v in tool["parameters"]["properties"].items() if k not in body}
+        required = set(tool["parameters"]["required"]) - body
         assert set(properties) <= set(params), (tool["name"], set(properties) - set(params))
         path_params = set(re.findall(r"{(\w+)}", call["path"]))
         assert path_params <= required and path_params == {n for n, p in params.items() if p["in"] == "path"}
@@ -71,6 +81,42 @@ def test_each_tool_names_only_its_endpoints_parameters(openapi: dict[str, Any]) 
                     continue  # every choice is non-empty anyway
                 if keyword in declared or keyword in prop:
                     assert prop.get(keyword) == declared.get(keyword), (tool["name"], name, keyword)
+
+
+def _resolved(openapi: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema or len(schema.get("allOf", ())) == 1:  # a described reference is allOf: [one $ref]
+        schema = schema["allOf"][0] if "allOf" in schema else schema
+        schema = openapi["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema
+    return schema
+
+
+def _same_schema(openapi: dict[str, Any], tool_schema: dict[str, Any], declared: dict[str, Any], where: str) -> None:
+    declared = _resolved(openapi, declared)
+    for keyword in (*CONSTRAINTS, "maxItems"):
+        if keyword in declared or keyword in tool_schema:
+            assert tool_schema.get(keyword) == declared.get(keyword), (where, keyword)
+    if declared.get("type") == "object" and "properties" in declared:
+        assert set(tool_schema["properties"]) == set(declared["properties"]), where
+        assert set(tool_schema.get("required", ())) == set(declared.get("required", ())), where
+        for name, prop in tool_schema["properties"].items():
+            _same_schema(openapi, prop, declared["properties"][name], f"{where}.{name}")
+    if declared.get("type") == "array":
+        _same_schema(openapi, tool_schema["items"], declared["items"], f"{where}[]")
+
+
+def test_a_post_tools_body_is_its_request_body(openapi: dict[str, Any]) -> None:
+    posts = [t for t in tool_definitions() if t["method"] == "POST"]
+    assert [t["name"] for t in posts] == ["file_note"]
+    for tool in posts:
+        operation = openapi["paths"][tool["path"]]["post"]
+        assert operation["requestBody"]["required"] is True
+        declared = operation["requestBody"]["content"]["application/json"]["schema"]
+        jsonschema.Draft202012Validator.check_schema(tool["body"])
+        _same_schema(openapi, tool["body"], declared, tool["name"])
+        # The function's arguments are the path parameters plus exactly the body's.
+        path_params = set(re.findall(r"{(\w+)}", tool["path"]))
+        assert set(tool["parameters"]["properties"]) == path_params | set(tool["body"]["properties"])
+        assert {"201", "400", "404", "429", "501"} <= set(operation["responses"])
 
 
 def test_the_tools_endpoint_is_in_the_schema(openapi: dict[str, Any]) -> None:
@@ -90,7 +136,9 @@ def call_tool(world: World, persona: str, name: str, arguments: dict[str, Any]) 
     jsonschema.validate(arguments, tool["parameters"], cls=jsonschema.Draft202012Validator)
     path, query = tool["path"], dict(arguments)
     for key in re.findall(r"{(\w+)}", path):
-        path = path.replace("{" + key + "}", str(query.pop(key)))
+        path = path.replace("{" + key + "}", quote(str(query.pop(key)), safe=""))
+    if tool["method"] == "POST":
+        return world.client(persona).post(path, data=json.dumps(query), content_type="application/json")
     return world.get(persona, path, query)
 
 
@@ -109,3 +157,15 @@ def test_calling_each_tool_as_an_assistant_would(world: World) -> None:
         call_tool(world, "alice", "find_nodes", {"q": "x", "limit": 101})
     with pytest.raises(jsonschema.ValidationError):
         call_tool(world, "alice", "get_brief", {"id": case["id"]})
+
+
+def test_the_index_a_source_and_a_note_as_an_assistant_would(world: World) -> None:
+    index = call_tool(world, "alice", "get_memory_index", {}).json()
+    case_id = index["case_ids"]["2026-014"]
+    source = call_tool(world, "alice", "open_source", {"case_id": case_id, "source_id": "document:spa-v3#p2"}).json()
+    assert source["source"]["text"].startswith("Clause 9")
+    arguments = {"case_id": case_id, "title": "Kept", "text": "Verbatim.", "origin": {"conversation_id": "c1"}}
+    filed = call_tool(world, "alice", "file_note", arguments)
+    assert filed.status_code == 201 and filed.json()["note"]["text"] == "Verbatim."
+    with pytest.raises(jsonschema.ValidationError):
+        call_tool(world, "alice", "file_note", {"case_id": case_id, "text": "no title"})

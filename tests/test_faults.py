@@ -23,15 +23,20 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.test import Client as HttpClient
+from django.urls import reverse
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
-from graph_memory import services
+from accounts.models import User
+from graph_memory import embeddings, services
 from graph_memory.briefs import NO_SUMMARY
 from graph_memory.models import AICall, CaseSummary, Node, RefreshRun, SummaryVersion
+from graph_memory.summaries.base import max_output_tokens
 from graph_memory.summaries.rulebook import empty_content
 from graph_memory.summaries.writers import ExtractiveWriter
 from practice.models import Case
-from tests.factories import CaseFactory, NoteFactory
+from tests.factories import CaseFactory, FirmFactory, NoteFactory, UserFactory
 from tests.openai_server import OpenAIServer, Reply
 from tests.refresh_support import SummarizeSpy, valid_reply
 
@@ -99,6 +104,11 @@ MODEL_FAULTS = {
     "garbage text": (Reply.raw("<html>502 Bad Gateway</html>"), "malformed JSON", AICall.Outcome.ERROR),
     "garbage JSON": (Reply.json({"summary": "all good"}), "does not match the schema", AICall.Outcome.ERROR),
     "invents a date": (Reply.json(INVENTED), "no statement survived verification", AICall.Outcome.REJECTED),
+    # A 200 whose body is not JSON at all (a proxy's page), with a JSON content type or with its own.
+    "HTTP 200, body not JSON": (Reply.not_json(), "response not JSON", AICall.Outcome.ERROR),
+    "HTTP 200, an HTML page": (Reply.not_json(content_type="text/html"), "response not JSON", AICall.Outcome.ERROR),
+    "HTTP 200, JSON of another shape": (Reply(body={"choices": "none"}), "wrong shape", AICall.Outcome.ERROR),
+    "nested deeper than the parser goes": (Reply.raw("[" * 3000 + "]" * 3000), "malformed JSON", AICall.Outcome.ERROR),
 }
 
 
@@ -120,8 +130,11 @@ def test_a_failing_model_loses_nothing_and_the_next_run_retries(
     assert (run.status, run.claimed, run.rewritten, run.failed) == ("done", 1, 0, 1)
     failed = assert_nothing_lost(previous, error=error)
     assert failed.next_attempt_after > timezone.now()  # backing off until the next night
+    # Every call is logged, whatever came back: its outcome, the error and the response format asked for.
     call = AICall.objects.filter(case=case).order_by("-id").first()
-    assert (call.outcome, call.purpose) == (outcome, AICall.Purpose.SUMMARY) and error in call.error
+    assert call is not None, "the call was not logged"
+    assert (call.outcome, call.purpose, call.request_mode) == (outcome, AICall.Purpose.SUMMARY, "json_schema")
+    assert error in call.error
     # Tonight's later runs leave it alone; the flag stays up.
     assert services.refresh_firm(firm_id=case.firm_id).claimed == 0
     assert CaseSummary.objects.get(case=case).stale
@@ -239,12 +252,29 @@ def test_a_worker_process_killed_between_the_rewrite_and_the_commit_loses_nothin
     dead_run = RefreshRun.objects.filter(firm_id=case.firm_id).order_by("-id").first()
     assert (dead_run.status, dead_run.claimed) == ("running", 0)  # killed before it could count anything
     # The dead worker's lease keeps the case away from other workers until it expires.
-    assert row.next_attempt_after > timezone.now()
+    assert row.next_attempt_after > timezone.now() and dead_run.lease_until > timezone.now()
     assert services.refresh_firm(firm_id=case.firm_id).claimed == 0
-    next_night(case)
+    # Within its lease nobody can tell a dead worker from a slow one: the record stays "running".
+    assert RefreshRun.objects.get(pk=dead_run.pk).status == RefreshRun.Status.RUNNING
+    leases_run_out(case)
     openai_server.add_chat(valid_reply())
     assert services.refresh_firm(firm_id=case.firm_id).rewritten == 1
     assert_repaired(case, previous)
+    # Past its lease, the firm's next run (that one) marked it: abandoned, and shown on the health page.
+    dead = RefreshRun.objects.get(pk=dead_run.pk)
+    assert (dead.status, dead.finished_at) == (RefreshRun.Status.ABANDONED, None) and "abandoned" in dead.error
+    admin = UserFactory(firm=case.firm, role=User.Role.ADMIN)
+    http = HttpClient()
+    http.force_login(admin)
+    page = http.get(reverse("admin:graph_memory_health")).content.decode()
+    assert page.count('class="gm-abandoned-run"') == 1 and "Abandoned runs" in page
+
+
+def leases_run_out(case: Case) -> None:
+    """Time passes past every lease: the case's and its firm's running runs' (as next_night does for backoff)."""
+    next_night(case)
+    past = timezone.now() - dt.timedelta(seconds=1)
+    RefreshRun.objects.filter(firm_id=case.firm_id, status=RefreshRun.Status.RUNNING).update(lease_until=past)
 
 
 def _read_line(process: subprocess.Popen[str], *, timeout: float) -> str:
@@ -305,3 +335,206 @@ def test_the_database_dropping_mid_run_fails_the_run_record_and_the_next_run_com
     after = services.refresh_firm(firm_id=case.firm_id)
     assert (after.status, after.claimed, after.rewritten) == ("done", 1, 1)
     assert_repaired(case, previous)
+
+
+# --- One poisoned case never stalls its firm ---------------------------------------------------------
+
+IMPOSSIBLE_USAGE = {
+    "negative": {"prompt_tokens": -7, "completion_tokens": 96, "total_tokens": 89},
+    "five billion": {"prompt_tokens": 420, "completion_tokens": 5_000_000_000, "total_tokens": 5_000_000_420},
+    "not a number": {"prompt_tokens": "many", "completion_tokens": None, "total_tokens": "many"},
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("usage", list(IMPOSSIBLE_USAGE))
+def test_a_model_reporting_impossible_usage_is_logged_as_an_estimate_and_the_firms_run_goes_on(
+    usage: str, openai_server: OpenAIServer
+) -> None:
+    firm = FirmFactory()
+    cases = CaseFactory.create_batch(5, firm=firm)
+    # The first case claimed (the oldest stale) gets the poisoned answer, as in the audit.
+    openai_server.add_chat(valid_reply(usage_block=IMPOSSIBLE_USAGE[usage]), *[valid_reply() for _ in range(4)])
+
+    run = services.refresh_firm(firm_id=firm.pk)
+
+    assert (run.status, run.claimed, run.rewritten, run.failed, run.error) == ("done", 5, 5, 0, "")
+    rows = CaseSummary.objects.filter(case__in=cases)
+    assert rows.filter(stale=False, attempts=0).exclude(text="").count() == 5
+    odd = AICall.objects.get(server_error__startswith="usage out of range")
+    assert odd.case_id == cases[0].pk and odd.outcome == AICall.Outcome.OK and odd.tokens_estimated
+    assert IMPOSSIBLE_USAGE[usage]["prompt_tokens"] != 420 or odd.tokens_in == 420  # a sound count is kept
+    assert 0 < odd.tokens_in < 100_000 and 0 <= odd.tokens_out <= max_output_tokens()
+    spent = sum(c.tokens_in + c.tokens_out for c in AICall.objects.filter(firm_id=firm.pk))
+    assert run.tokens_used == spent and spent < 100_000
+
+
+@pytest.mark.django_db
+def test_a_case_whose_rows_the_database_refuses_fails_alone_backs_off_and_its_brief_still_answers(
+    openai_server: OpenAIServer,
+) -> None:
+    firm = FirmFactory()
+    cases = CaseFactory.create_batch(5, firm=firm)
+    services.graph_rebuild_firm(firm_id=firm.pk)
+    poisoned = cases[0]  # the oldest stale case: claimed first
+    # Whatever the reason (an out-of-range count did this before counts were checked), the database
+    # refuses this one case's AI-call rows; a real constraint, rolled back with the test.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"ALTER TABLE {AICall._meta.db_table} ADD CONSTRAINT gm_test_poison"
+            f" CHECK (case_id IS DISTINCT FROM {int(poisoned.pk)}) NOT VALID"
+        )
+    openai_server.default_chat = valid_reply()
+
+    run = services.refresh_firm(firm_id=firm.pk)
+
+    assert (run.status, run.claimed, run.rewritten, run.failed, run.error) == ("done", 5, 4, 1, "")
+    others = CaseSummary.objects.filter(case__in=cases[1:])
+    assert others.filter(stale=False, attempts=0).exclude(text="").count() == 4
+    row = CaseSummary.objects.get(case=poisoned)
+    assert (row.text, row.stale, row.attempts) == ("", True, 1)
+    assert row.last_error.startswith("IntegrityError") and "Failing row" not in row.last_error
+    assert row.next_attempt_after > timezone.now() + dt.timedelta(hours=19)  # backing off until the next night
+    # Tonight's later runs do not claim it first again (nor at all): it is backing off.
+    assert services.refresh_firm(firm_id=firm.pk).claimed == 0
+
+    # Its brief answers: no summary yet, header facts only (the on-demand write fails the same way).
+    http = HttpClient(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=poisoned.owner).key}")
+    node = Node.objects.get(kind="case", ref_id=poisoned.pk)
+    response = http.get(f"/api/memory/nodes/{node.pk}/brief/")
+    assert response.status_code == 200
+    assert NO_SUMMARY in response.json()["text"] and poisoned.title in response.json()["text"]
+    assert CaseSummary.objects.get(case=poisoned).attempts == 2
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE waits for no deferred check
+        cursor.execute(f"ALTER TABLE {AICall._meta.db_table} DROP CONSTRAINT gm_test_poison")
+    next_night(poisoned)
+    healed = services.refresh_firm(firm_id=firm.pk)
+    assert (healed.status, healed.claimed, healed.rewritten) == ("done", 1, 1)
+    assert CaseSummary.objects.get(case=poisoned).text
+
+
+# --- Embedder garbage: search answers by keywords --------------------------------------------------
+
+
+def _embedding_body(vector: Any) -> dict[str, Any]:
+    return {"object": "list", "data": [{"object": "embedding", "index": 0, "embedding": vector}], "model": "m",
+            "usage": {"prompt_tokens": 2, "total_tokens": 2}}  # fmt: skip
+
+
+WIDTH = 384  # the vector column's width (EMBEDDING_DIMENSIONS as migrated)
+EMBEDDER_GARBAGE = {
+    "non-numbers": Reply(body=_embedding_body(["0.1"] * WIDTH)),
+    "nulls": Reply(body=_embedding_body([None] * WIDTH)),
+    "a null vector": Reply(body=_embedding_body(None)),
+    "the wrong dimension": Reply(body=_embedding_body([0.1] * 7)),
+    "not JSON": Reply.not_json(),
+    "data that is not a list": Reply(body={"object": "list", "data": "vectors", "model": "m"}),
+    "an index that is not a number": Reply(
+        body={"object": "list", "data": [{"index": "first", "embedding": [0.1] * WIDTH}]}
+    ),
+    "no data": Reply(body={"object": "list", "model": "m"}),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("garbage", list(EMBEDDER_GARBAGE))
+def test_an_embedder_answering_garbage_leaves_search_to_keywords(
+    garbage: str, openai_server: OpenAIServer, fault_settings: Any
+) -> None:
+    assert embeddings.vector_dimensions() == WIDTH
+    fault_settings.GRAPH_MEMORY = {**fault_settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "openai"}
+    case = CaseFactory(title="Harbour lease", description="Lease of the harbour warehouse in Bremen.")
+    services.graph_rebuild_firm(firm_id=case.firm_id)
+    services.summarize_case(case_id=case.pk)
+    openai_server.add_embeddings(EMBEDDER_GARBAGE[garbage])
+
+    http = HttpClient(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=case.owner).key}")
+    response = http.get("/api/memory/search/", {"q": "harbour warehouse"})
+
+    assert response.status_code == 200
+    body = response.json()
+    node = Node.objects.get(kind="case", ref_id=case.pk)
+    assert body["mode"] == "keyword" and [hit["case"]["id"] for hit in body["results"]] == [str(node.pk)]
+    call = AICall.objects.get(purpose=AICall.Purpose.EMBEDDING)  # the query's call, logged as failed
+    assert call.outcome == AICall.Outcome.ERROR and call.error and call.case_id is None
+    assert openai_server.calls("/v1/embeddings") == 1
+
+
+@pytest.mark.django_db
+def test_an_embedder_reporting_impossible_usage_still_answers_by_meaning(
+    openai_server: OpenAIServer, fault_settings: Any
+) -> None:
+    fault_settings.GRAPH_MEMORY = {**fault_settings.GRAPH_MEMORY, "WRITER": "extractive", "EMBEDDER": "openai"}
+    case = CaseFactory(title="Harbour lease", description="Lease of the harbour warehouse in Bremen.")
+    services.graph_rebuild_firm(firm_id=case.firm_id)
+    services.summarize_case(case_id=case.pk)
+    assert services.backfill_missing_embeddings(firm_id=case.firm_id) == 1
+    vector = [1.0 / WIDTH**0.5] * WIDTH
+    openai_server.add_embeddings(Reply(body={**_embedding_body(vector), "usage": {"prompt_tokens": -7}}))
+    found = services.search_cases(viewer=case.owner, q="harbour warehouse")
+    assert found.mode == "hybrid" and [h.case_id for h in found.results] == [case.pk]
+    query_call = AICall.objects.filter(purpose=AICall.Purpose.EMBEDDING).order_by("-id").first()
+    assert (query_call.outcome, query_call.tokens_in) == (AICall.Outcome.OK, 0)
+
+
+class HostEmbedder:
+    """A host's own embedder (not one of ours) that fails its own way: by raising, or by returning garbage."""
+
+    name = "host"
+    model = "host:test"
+    logs_calls = True
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def embed(self, texts: Any) -> Any:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "answer",
+    [RuntimeError("model crashed"), embeddings.Embedded(vectors=[["x"] * WIDTH]), embeddings.Embedded(vectors=[]),
+     embeddings.Embedded(vectors=[[True] * WIDTH]), "not an embedding"],
+    ids=["raises", "non-numbers", "no vector", "booleans", "not an Embedded"],
+)  # fmt: skip
+def test_any_embedder_failure_is_an_embedding_error(answer: Any, fault_settings: Any) -> None:
+    fault_settings.GRAPH_MEMORY = {**fault_settings.GRAPH_MEMORY, "WRITER": "extractive"}
+    case = CaseFactory(title="Harbour lease", description="Lease of the harbour warehouse in Bremen.")
+    services.graph_rebuild_firm(firm_id=case.firm_id)
+    services.summarize_case(case_id=case.pk)
+    with pytest.raises(embeddings.EmbeddingError):
+        embeddings.embed_texts(HostEmbedder(answer), ["harbour"], firm_id=case.firm_id)
+    found = services.search_cases(viewer=case.owner, q="harbour warehouse", embedder=HostEmbedder(answer))
+    assert found.mode == "keyword" and [h.case_id for h in found.results] == [case.pk]
+    assert AICall.objects.filter(purpose=AICall.Purpose.EMBEDDING, outcome=AICall.Outcome.ERROR).count() == 2
+
+
+# --- Runs whose worker died ---------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_next_run_marks_the_firms_runs_past_their_lease_abandoned_and_only_those(fault_settings: Any) -> None:
+    fault_settings.GRAPH_MEMORY = {**fault_settings.GRAPH_MEMORY, "WRITER": "extractive"}
+    case = CaseFactory()
+    other = CaseFactory()
+    now = timezone.now()
+    long_ago = now - dt.timedelta(days=2)
+    dead = RefreshRun.objects.create(firm_id=case.firm_id, lease_until=now - dt.timedelta(minutes=1))
+    before_leases = RefreshRun.objects.create(firm_id=case.firm_id, lease_until=None)
+    RefreshRun.objects.filter(pk=before_leases.pk).update(started_at=long_ago)
+    alive = RefreshRun.objects.create(firm_id=case.firm_id, lease_until=now + dt.timedelta(minutes=10))
+    finished = RefreshRun.objects.create(firm_id=case.firm_id, status="done", lease_until=long_ago)
+    other_firms = RefreshRun.objects.create(firm_id=other.firm_id, lease_until=long_ago)
+
+    run = services.refresh_firm(firm_id=case.firm_id)
+
+    assert run.status == "done" and run.lease_until > now
+    status = dict(RefreshRun.objects.values_list("pk", "status"))
+    assert status[dead.pk] == status[before_leases.pk] == RefreshRun.Status.ABANDONED
+    assert status[alive.pk] == status[other_firms.pk] == RefreshRun.Status.RUNNING
+    assert status[finished.pk] == "done"

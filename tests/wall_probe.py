@@ -37,6 +37,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from django.conf import settings as django_settings
@@ -48,7 +49,10 @@ from rest_framework.test import APIClient
 
 from graph_memory import access, services
 from graph_memory.api.views import MemoryApi
+from graph_memory.memory_index import memory_index
 from graph_memory.models import CaseSummary, Edge, Node
+from graph_memory.notes import note_file
+from graph_memory.sources import source_get
 from graph_memory.summaries.writers import ExtractiveWriter
 from tests.wall_world import BASES, FILLER_WORD, FIRST_NAMES, Built, NodeKey, Oracle, WorldSpec, worlds
 
@@ -67,7 +71,7 @@ EXAMPLES: Counter[str] = Counter()
 # of docs/SECURITY.md). They change only when the generator or the probes do; the second host's proof holds
 # itself to them, so the two proofs cannot drift apart unnoticed.
 FIXED_SEED_FIGURES = {
-    "examples": 5, "hybrid": 3, "firms": 12, "viewers": 36, "cases": 20, "nodes": 64, "service": 2256, "http": 2363,
+    "examples": 5, "hybrid": 3, "firms": 12, "viewers": 36, "cases": 20, "nodes": 64, "service": 2678, "http": 2753,
 }  # fmt: skip
 
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -108,6 +112,12 @@ class Wall:
         }
         assert self.missing_http["neighbors"] == self.missing_http["brief"]
         assert self.missing_http["neighbors"][0] == 404
+        # Issue 17's reads and write, for a case that never existed.
+        self.missing_svc["source"] = self.svc_error(source_get, case_node_id=never, source_id="case:header")
+        self.missing_svc["note"] = self.svc_error(note_file, case_node_id=never, title="probe", text="probe")
+        self.missing_http["source"] = self.raw(f"/api/memory/cases/{never}/sources/case:header/")
+        self.missing_http["note"] = self.post(f"/api/memory/cases/{never}/notes/", {"title": "probe", "text": "probe"})
+        assert self.missing_http["source"][:2] == self.missing_http["note"][:2] == self.missing_http["brief"][:2]
 
     # --- calling ----------------------------------------------------------------------------------
 
@@ -136,6 +146,12 @@ class Wall:
             assert body.pop("name") == echo
             text = json.dumps(body, ensure_ascii=False)
         self.scan(text)
+        return response.status_code, response.content, sorted(response.items())
+
+    def post(self, path: str, body: dict[str, Any]) -> tuple[int, bytes, list[Any]]:
+        PROBES["http"] += 1
+        response = self.client.post(path, body, format="json")
+        self.scan(response.content.decode())
         return response.status_code, response.content, sorted(response.items())
 
     def http(self, path: str, params: dict[str, Any] | None = None, *, echo: str | None = None) -> dict[str, Any]:
@@ -237,6 +253,45 @@ class Wall:
             assert [(self.key(m["case"]), self.key(m["party"]), m["role"]) for m in body["matches"]] == got
             assert body["has_more"] is False
 
+    def compounding(self) -> None:
+        """Issue 17: the memory index, a source a summary cites, and filing a note, for every case of every firm.
+
+        The index shows the visible cases and counts only them; a source opens for a visible case and
+        answers the never-existing case's 404 otherwise; a note filed into a case the viewer may not
+        open answers that same 404 and writes nothing (its summary's generation and flag unchanged).
+        Notes are not filed into visible cases here: that would change later viewers' briefs.
+        """
+        index = self.svc(memory_index)
+        assert index.cases + index.omitted == len(self.visible) and not index.truncated
+        assert {self.key_of(node_id) for node_id in index.case_ids.values()} == self.visible
+        for case_key in self.visible:
+            assert self.oracle.case_tokens[case_key] in index.text
+        body = self.http("/api/memory/index/")
+        assert body["text"] == index.text and body["omitted"] == 0
+        for case_key, token in self.oracle.case_tokens.items():
+            node_id = self.ids[case_key]
+            cited = CaseSummary.objects.get(case_id=case_key[2]).source_ids  # the probe's input, not an answer
+            source_id = next((s for s in cited if s != "case:header"), "case:header")
+            path = f"/api/memory/cases/{node_id}/sources/{quote(source_id, safe='')}/"
+            if case_key in self.visible:
+                header = self.svc(source_get, case_node_id=node_id, source_id="case:header")
+                assert token in header.text or token in header.title
+                self.svc(source_get, case_node_id=node_id, source_id=source_id)
+                assert self.http(path)["source"]["id"] == source_id
+                continue
+            assert self.svc_error(source_get, case_node_id=node_id, source_id=source_id) == self.missing_svc["source"]
+            assert self.raw(path) == self.missing_http["source"]
+            before = CaseSummary.objects.filter(case_id=case_key[2]).values_list("generation", "stale").get()
+            assert self.svc_error(note_file, case_node_id=node_id, title="probe", text=token) == self.missing_svc["note"]
+            note = self.post(f"/api/memory/cases/{node_id}/notes/", {"title": "probe", "text": token})
+            assert note == self.missing_http["note"]
+            assert CaseSummary.objects.filter(case_id=case_key[2]).values_list("generation", "stale").get() == before
+
+    def key_of(self, node_id: str) -> NodeKey:
+        key = self.keys[node_id]
+        assert key in self.reachable, f"LEAK: unreachable node {key} reached {self.viewer.username}"
+        return key
+
     def lookups(self) -> None:
         queries = [*BASES, *FIRST_NAMES[:2], "corp", "matter", *self.oracle.case_tokens.values()]
         for q in queries:
@@ -270,7 +325,10 @@ def check_world(spec: WorldSpec, build: Build) -> None:
     """One world: `build` makes its rows with the host's models; the real code builds the memory; every viewer probes."""
     embedder = "openai" if spec.hybrid else "none"
     with override_settings(
-        GRAPH_MEMORY={**django_settings.GRAPH_MEMORY, "EMBEDDER": embedder, "WRITER": "extractive", "OPENAI_MAX_RETRIES": 0}
+        GRAPH_MEMORY={
+            **django_settings.GRAPH_MEMORY, "EMBEDDER": embedder, "WRITER": "extractive", "OPENAI_MAX_RETRIES": 0,
+            "NOTE_RATE": None,  # thousands of filing attempts; the rate has its own test (test_notes.py)
+        }
     ):
         _check_world(spec, build)
 
@@ -303,6 +361,7 @@ def _check_world(spec: WorldSpec, build: Build) -> None:
         wall.searches()
         wall.conflicts()
         wall.lookups()
+        wall.compounding()
     EXAMPLES["examples"] += 1
     EXAMPLES["hybrid"] += spec.hybrid
     EXAMPLES["firms"] += len(built.firms)

@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from graph_memory.access import NotFound
+from graph_memory.adapter import NotSupported
 
 # Headers DRF's own handler sets that a client needs: how to authenticate, when to retry.
 _KEPT_HEADERS = {"www-authenticate", "retry-after"}
@@ -42,6 +43,11 @@ def _error(exc: Exception, context: dict[str, Any]) -> Response | None:
         # The assistant's endpoints have no "forbidden" answer: what a viewer
         # may not see does not exist for them, with the one body for both.
         return Response(error_body("not_found", NotFound.message), status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, NotSupported):
+        # The host's adapter lacks an optional ability (notes, single records): the same answer
+        # whatever the case or id asked about, checked before any of them is looked up.
+        message = "This firm's system does not support this."
+        return Response(error_body("not_supported", message), status=status.HTTP_501_NOT_IMPLEMENTED)
     if isinstance(exc, exceptions.ValidationError):
         field, message = _first_field_error(exc.detail)
         return Response(error_body("invalid", message, field), status=status.HTTP_400_BAD_REQUEST)
@@ -53,7 +59,9 @@ def _error(exc: Exception, context: dict[str, Any]) -> Response | None:
         code = "unauthenticated"
     elif isinstance(exc, exceptions.Throttled):
         code = "throttled"
-    else:  # method not allowed, unsupported media type, parse error, not acceptable
+    elif isinstance(exc, exceptions.MethodNotAllowed):
+        code = "method_not_allowed"  # a request that can never work here, unlike a bad value
+    else:  # unsupported media type, parse error, not acceptable
         code = "invalid"
     message = str(getattr(exc, "detail", "")) or response.status_text
     return Response(error_body(code, message), status=response.status_code, headers=headers)

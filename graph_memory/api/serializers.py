@@ -29,7 +29,9 @@ class ErrorOutputSerializer(serializers.Serializer):
     """The one error shape: {"error": {"code", "message", "field"}}."""
 
     class Detail(serializers.Serializer):
-        code = serializers.ChoiceField(choices=["not_found", "invalid", "unauthenticated", "throttled"])
+        code = serializers.ChoiceField(
+            choices=["not_found", "invalid", "unauthenticated", "throttled", "not_supported", "method_not_allowed"]
+        )
         message = serializers.CharField()
         field = serializers.CharField(allow_null=True)
 

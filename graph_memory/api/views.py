@@ -7,12 +7,15 @@ does not exist.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
+from django.utils.cache import patch_vary_headers
+from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework import serializers
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -22,6 +25,7 @@ from rest_framework.views import APIView
 
 from graph_memory import access, conf, services
 from graph_memory.api import tools
+from graph_memory.api.authentication import TokenOrBearerAuthentication
 from graph_memory.api.errors import exception_handler
 from graph_memory.api.serializers import (
     ErrorOutputSerializer,
@@ -49,13 +53,25 @@ class MemoryWiring:
     WWW-Authenticate header makes DRF answer 401, not 403.
     """
 
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    authentication_classes = [TokenOrBearerAuthentication, SessionAuthentication]
     permission_classes = [IsAuthenticated]
     content_negotiation_class = DefaultContentNegotiation
     versioning_class = None  # a host's versioning would demand a version these routes do not have
+    # Every answer is for one viewer: a shared cache must neither store it nor serve it to
+    # another token or session. A view whose answer may be revalidated by its own client
+    # (an ETag) may say "private, no-cache" (or "private"); Vary is never relaxed.
+    cache_control = "private, no-store"
 
     def get_exception_handler(self) -> Any:
         return exception_handler
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        # Here rather than in a middleware or the renderer: it sees every answer, errors
+        # (401, 404, 405, 429) included, and no host setting reaches it.
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        response["Cache-Control"] = self.cache_control
+        patch_vary_headers(response, ("Authorization", "Cookie"))
+        return response
 
 
 class MemoryApi(MemoryWiring, APIView):
@@ -226,7 +242,12 @@ class ConflictsCheckApi(MemoryApi):
 
 class NodeBriefApi(MemoryApi):
     class InputSerializer(LimitInputSerializer):
-        pass
+        # Tokens are the assistant's cost: `text` repeats every summary of `cases` (and the notice).
+        text = serializers.BooleanField(
+            required=False,
+            default=True,
+            help_text="false: leave out `text` (the same brief as one string); read `cases` and `notice` instead.",
+        )
 
     @extend_schema_serializer(component_name="Brief")
     class OutputSerializer(serializers.Serializer):
@@ -240,13 +261,18 @@ class NodeBriefApi(MemoryApi):
                 child=serializers.CharField(),
                 help_text="Read from the live records now, not from the summary: open deadlines, unpaid invoices.",
             )
+            # UTC with its offset whatever time zone the host has active (admin renders in the firm's).
             updated_at = serializers.DateTimeField(
-                source="written_at", allow_null=True, help_text="When the summary was written (ISO 8601), or null."
+                source="written_at",
+                allow_null=True,
+                default_timezone=dt.UTC,
+                help_text="When the summary was written (ISO 8601, UTC, with its offset), or null.",
             )
-            notice = serializers.CharField()
 
         node = NodeOutputSerializer()
-        text = serializers.CharField(help_text="The whole brief as one text, notice included.")
+        text = serializers.CharField(
+            required=False, help_text="The whole brief as one text, notice included; left out with `text=false`."
+        )
         cases = CaseEntrySerializer(many=True)
         has_more = serializers.BooleanField()
         notice = serializers.CharField()
@@ -267,7 +293,9 @@ class NodeBriefApi(MemoryApi):
     def get(self, request: Request, node_id: str) -> Response:
         data = self.valid(self.InputSerializer, request)
         brief = services.node_brief(viewer=request.user, node_id=node_id, limit=data["limit"])
-        body = {"node": brief.node, "text": brief.text, "cases": brief.cases, "has_more": brief.has_more}
+        body = {"node": brief.node, "cases": brief.cases, "has_more": brief.has_more}
+        if data["text"]:
+            body = {"node": brief.node, "text": brief.text, **body}
         return self.respond(body, self.OutputSerializer)
 
 
@@ -326,14 +354,20 @@ class ToolsApi(MemoryApi):
     @extend_schema_serializer(component_name="Tools")
     class OutputSerializer(serializers.Serializer):
         class EndpointSerializer(serializers.Serializer):
-            method = serializers.ChoiceField(choices=["GET"])
+            method = serializers.ChoiceField(choices=["GET", "POST"])
             path = serializers.CharField(help_text="Path template; path parameters in braces.")
+            body = serializers.ListField(
+                child=serializers.CharField(), required=False, help_text="For a POST: the arguments sent as its JSON body."
+            )
 
         tools = serializers.ListField(
             child=serializers.DictField(),
             help_text='OpenAI function-calling tools: {"type": "function", "function": {name, description, parameters}}.',
         )
         endpoints = serializers.DictField(child=EndpointSerializer(), help_text="For each tool name, the request to make.")
+        instructions = serializers.CharField(
+            help_text="How to use every tool's answers, said once for all of them: put it in the system prompt."
+        )
         notice = serializers.CharField()
 
     @extend_schema(
@@ -342,11 +376,12 @@ class ToolsApi(MemoryApi):
         description=(
             "The other endpoints of this API as function-calling tool definitions (name, description, JSON Schema "
             "parameters), ready for the `tools=` argument of the `openai` client, and for each tool the HTTP "
-            "request that carries it out. " + ORIENTATION
+            "request that carries it out, with the `instructions` that hold for all of them. " + ORIENTATION
         ),
     )
     def get(self, request: Request) -> Response:
-        return self.respond({"tools": tools.openai_tools(), "endpoints": tools.endpoints()}, self.OutputSerializer)
+        body = {"tools": tools.openai_tools(), "endpoints": tools.endpoints(), "instructions": tools.DISCIPLINE}
+        return self.respond(body, self.OutputSerializer)
 
 
 @extend_schema(exclude=True)
@@ -366,3 +401,9 @@ class MemorySchemaApi(MemoryWiring, SpectacularAPIView):
 
     drf-spectacular's own renderers (YAML by default, JSON on request) stay.
     """
+
+    def _get_filename(self, request: Request, version: str | None) -> str:
+        # drf-spectacular names the file after the title; a non-ASCII title (its em dash)
+        # makes Django RFC 2047-encode the whole header and browsers save "download".
+        name, _, suffix = super()._get_filename(request, version).rpartition(".")
+        return f"{slugify(name) or 'schema'}.{suffix}"

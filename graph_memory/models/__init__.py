@@ -1,7 +1,20 @@
 from __future__ import annotations
 
+from graph_memory.models.documents import DocumentIndex, DocumentQuery
 from graph_memory.models.graph import Edge, Node
+from graph_memory.models.lint import LintFinding, LintRun
 from graph_memory.models.refresh import RefreshRun
 from graph_memory.models.summaries import AICall, CaseSummary, SummaryVersion
 
-__all__ = ["AICall", "CaseSummary", "Edge", "Node", "RefreshRun", "SummaryVersion"]
+__all__ = [
+    "AICall",
+    "CaseSummary",
+    "DocumentIndex",
+    "DocumentQuery",
+    "Edge",
+    "LintFinding",
+    "LintRun",
+    "Node",
+    "RefreshRun",
+    "SummaryVersion",
+]

@@ -46,7 +46,7 @@ class Node(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.label}"
+        return f"{self.get_kind_display()}: {self.label}"
 
 
 class Edge(models.Model):
@@ -85,4 +85,4 @@ class Edge(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.source_id} {self.kind} {self.target_id}"
+        return f"{self.source.label} {self.get_kind_display()} {self.target.label}"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
 from graph_memory import conf
+from graph_memory.display import case_label, local_time
 
 
 class CaseSummary(models.Model):
@@ -69,7 +72,7 @@ class CaseSummary(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Summary of case {self.case_id}"
+        return f"Summary of {case_label(self.case)}"
 
     @property
     def has_summary(self) -> bool:
@@ -98,7 +101,7 @@ class SummaryVersion(models.Model):
         indexes = [models.Index(fields=["case", "-created_at"], name="gm_version_case")]
 
     def __str__(self) -> str:
-        return f"Summary version {self.pk} of case {self.case_id}"
+        return f"Version of {case_label(self.case)} saved {local_time(self.created_at, self.firm)}"
 
 
 class AICall(models.Model):
@@ -107,11 +110,17 @@ class AICall(models.Model):
     class Purpose(models.TextChoices):
         SUMMARY = "summary", "Summary"
         EMBEDDING = "embedding", "Embedding"
+        DOCUMENT_INDEX = "document_index", "Document index"
+        DOCUMENT_ROUTE = "document_route", "Document question: routing"
+        DOCUMENT_ANSWER = "document_answer", "Document question: answer"
 
     class Outcome(models.TextChoices):
         OK = "ok", "OK"
         REJECTED = "rejected", "Rejected by verification or the regression guard"
         ERROR = "error", "Error"
+
+    # The largest count the columns hold (PostgreSQL integer); see `bounded`.
+    COUNT_MAX = 2**31 - 1
 
     firm = models.ForeignKey(conf.firm_model_label(), on_delete=models.CASCADE, related_name="+")
     case = models.ForeignKey(conf.case_model_label(), null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
@@ -139,4 +148,22 @@ class AICall(models.Model):
         indexes = [models.Index(fields=["firm", "-created_at"], name="gm_aicall_firm")]
 
     def __str__(self) -> str:
-        return f"{self.purpose} call {self.pk} ({self.outcome})"
+        about = f" for {case_label(self.case)}" if self.case_id else ""
+        return f"{self.get_purpose_display()} call{about} at {local_time(self.created_at, self.firm)} ({self.outcome})"
+
+    @classmethod
+    def bounded(cls, value: Any) -> int:
+        """`value` as a count the log can store: a whole number from 0 to COUNT_MAX, 0 if it is not a number.
+
+        The last guard before an insert: a count a model server reported
+        (-7, 5e9, "many") must never make the row, and with it the rewrite
+        of the case, fail. The writers validate counts first and mark the
+        ones they replaced as estimates; this only keeps the row storable.
+        """
+        if isinstance(value, bool):
+            return 0
+        try:
+            number = int(value)
+        except (TypeError, ValueError, OverflowError):
+            return 0
+        return min(max(number, 0), cls.COUNT_MAX)

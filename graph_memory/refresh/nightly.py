@@ -24,6 +24,15 @@ the case stale for next time), `failed`, or `skipped` (another process was
 writing it right then). When the run stops claiming (batch size reached,
 token budget spent, or nothing left), the firm's stale cases that were due
 but not taken are added to `skipped`. Cases backing off are not counted.
+
+A failure inside one case's rewrite (a model's garbage, a writer bug, a row
+the database refuses) is that case's failure: attempt, error and backoff
+recorded, and the run goes on to the next case. Only a database connection
+that is gone fails the run itself.
+
+The run has a lease too (`RefreshRun.lease_until`, renewed after every
+case). A worker killed mid-run leaves its record `running`; the firm's next
+run marks every such record past its lease `abandoned` (`abandon_dead_runs`).
 """
 
 from __future__ import annotations
@@ -34,13 +43,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, InterfaceError, connection, transaction
 from django.db.models import Case as SqlCase
 from django.db.models import F, Q, QuerySet, Sum, Value, When
 from django.utils import timezone
 
 from graph_memory import conf, embeddings
 from graph_memory.adapter import firm_model
+from graph_memory.documents import index as document_index
 from graph_memory.models import AICall, CaseSummary, RefreshRun
 from graph_memory.refresh.locks import case_lock
 from graph_memory.summaries import openai_writer
@@ -161,8 +171,8 @@ def _rewrite(claim: _Claim, *, writer: Any) -> tuple[str, int]:
             summary_service.summarize_case(case_id=claim.case_id, writer=writer)
         except summary_service.SummaryFailed:
             outcome = "failed"
-        except DatabaseError:
-            raise  # the database is gone: the run itself fails
+        except (DatabaseError, InterfaceError):
+            raise  # the database session is gone (summarize_case records anything less): the run fails
         except Exception as exc:
             logger.exception("summary rewrite of case %s raised unexpectedly", claim.case_id)
             _record_unexpected_failure(claim, exc)
@@ -197,6 +207,16 @@ def _backfill_embeddings(run: RefreshRun, *, limit: int) -> None:
         run.embedded += len(result)
 
 
+def _rebuild_document_indexes(run: RefreshRun, *, budget: int | None) -> None:
+    # After the summaries, with what is left of the same per-firm budget (documents/index.py).
+    left = None if budget is None else max(int(budget) - run.tokens_used, 0)
+    if left == 0:
+        return
+    result = document_index.rebuild_stale_indexes(firm_id=run.firm_id, budget=left, backoff=backoff_delay)
+    run.tokens_used += result.tokens
+    logger.info("firm %s: %s document indexes rebuilt, %s failed", run.firm_id, result.rebuilt, result.failed)
+
+
 def _finish(run: RefreshRun, *, status: str, error: str) -> None:
     run.status = status
     run.error = error[:_ERROR_MAX]
@@ -212,7 +232,27 @@ def _finish(run: RefreshRun, *, status: str, error: str) -> None:
         run.save()
 
 
-_COUNTERS = ["claimed", "rewritten", "failed", "skipped", "tokens_used"]
+_COUNTERS = ["claimed", "rewritten", "failed", "skipped", "tokens_used", "lease_until"]
+
+
+def abandon_dead_runs(*, firm_id: int, now: dt.datetime | None = None) -> int:
+    """Mark the firm's runs still `running` past their lease as `abandoned`; return how many.
+
+    A run's lease is as long as a case's (`_lease_length`, four times the
+    slowest possible rewrite) and is renewed after every case, so a live
+    worker is always inside it, the next rewrite or the embedding backfill
+    included; a run past it has lost its worker (SIGKILL, a lost machine) and
+    nothing would ever finish its record. The case it was writing needs
+    nothing: that case's lease runs out with the run's. One UPDATE,
+    conditional on the status, so two runs starting at once mark each dead
+    run once. Runs recorded before leases existed count from their start.
+    """
+    now = now or timezone.now()
+    expired = Q(lease_until__lt=now) | Q(lease_until__isnull=True, started_at__lt=now - _lease_length())
+    return RefreshRun.objects.filter(expired, firm_id=firm_id, status=RefreshRun.Status.RUNNING).update(
+        status=RefreshRun.Status.ABANDONED,
+        error="abandoned: its worker stopped before finishing (the run's lease ran out)",
+    )
 
 
 def refresh_firm(
@@ -229,14 +269,16 @@ def refresh_firm(
     is finished, not cut off. Then retries missing embeddings. Returns the
     run record, always finished: `done`, or `failed` with the error if
     something escaped (for example the database connection dropping). Never
-    raises for a failed rewrite; `progress`, if given, is called after each
-    claimed case.
+    raises for a failed rewrite, and no case's failure fails the run;
+    `progress`, if given, is called after each claimed case. First marks
+    the firm's earlier runs whose worker died `abandoned`.
     """
     cap = int(conf.get("NIGHTLY_BATCH_SIZE") if limit is None else limit)
     budget = conf.get("NIGHTLY_TOKEN_BUDGET")
-    run = RefreshRun.objects.create(firm_id=firm_id, trigger=trigger)
+    run = RefreshRun.objects.create(firm_id=firm_id, trigger=trigger, lease_until=timezone.now() + _lease_length())
     taken: list[int] = []
     try:
+        abandon_dead_runs(firm_id=firm_id)
         # One writer (one HTTP client) for the whole run: building a client
         # costs about as much as a fast model call. Built before any claim, so
         # a misconfigured writer fails the run without leasing a case.
@@ -249,12 +291,15 @@ def refresh_firm(
             run.claimed += 1
             outcome, tokens = _rewrite(claim, writer=writer)
             setattr(run, outcome, getattr(run, outcome) + 1)
-            run.tokens_used += tokens
-            # Saved as it goes, so admin shows a long run's progress.
+            run.tokens_used = AICall.bounded(run.tokens_used + tokens)
+            # Saved as it goes, so admin shows a long run's progress; the renewed lease covers
+            # the next case (or the backfill), as each case's own lease does.
+            run.lease_until = timezone.now() + _lease_length()
             run.save(update_fields=_COUNTERS)
             if progress is not None:
                 progress(run)
         run.skipped += due_summaries(firm_id=firm_id).exclude(pk__in=taken).count()
+        _rebuild_document_indexes(run, budget=budget)
         _backfill_embeddings(run, limit=max(cap, 1))
     except Exception as exc:
         logger.exception("refresh of firm %s failed", firm_id)

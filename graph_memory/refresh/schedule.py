@@ -11,6 +11,8 @@ from graph_memory import conf
 
 PERIODIC_TASK_NAME = "graph_memory: nightly summary refresh"
 TASK = "graph_memory.refresh_all_firms"
+LINT_TASK_NAME = "graph_memory: weekly lint"
+LINT_TASK = "graph_memory.lint_all_firms"
 CRONTAB_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
 
 
@@ -18,21 +20,45 @@ class InvalidCrontab(ValueError):
     """NIGHTLY_CRONTAB is not a valid five-field cron expression."""
 
 
-def parse_crontab(expression: str) -> dict[str, str]:
-    """Split and validate "m h dom mon dow"; raises InvalidCrontab naming the problem."""
+def parse_crontab(expression: str, *, setting: str = "NIGHTLY_CRONTAB") -> dict[str, str]:
+    """Split and validate "m h dom mon dow"; raises InvalidCrontab naming the problem (and the setting)."""
     if not isinstance(expression, str):
-        raise InvalidCrontab(f"NIGHTLY_CRONTAB must be a string, not {type(expression).__name__}")
+        raise InvalidCrontab(f"{setting} must be a string, not {type(expression).__name__}")
     parts = expression.split()
     if len(parts) != len(CRONTAB_FIELDS):
         raise InvalidCrontab(
-            f"NIGHTLY_CRONTAB {expression!r} must have 5 fields (minute hour day-of-month month day-of-week), "
+            f"{setting} {expression!r} must have 5 fields (minute hour day-of-month month day-of-week), "
             f"not {len(parts)}"
         )
     try:
         crontab_validator(" ".join(parts))
     except ValidationError as exc:
-        raise InvalidCrontab(f"NIGHTLY_CRONTAB {expression!r}: {'; '.join(exc.messages)}") from exc
+        raise InvalidCrontab(f"{setting} {expression!r}: {'; '.join(exc.messages)}") from exc
     return dict(zip(CRONTAB_FIELDS, parts, strict=True))
+
+
+def _crontab(fields: dict[str, str]) -> CrontabSchedule:
+    # filter().first(), not get_or_create: other apps may have made identical rows.
+    crontab = CrontabSchedule.objects.filter(**fields, timezone="UTC").order_by("pk").first()
+    return crontab or CrontabSchedule.objects.create(**fields, timezone="UTC")
+
+
+@transaction.atomic
+def setup_lint_schedule(*, expression: str | None = None) -> tuple[PeriodicTask, bool]:
+    """Create or update the weekly lint's periodic task (LINT_CRONTAB, UTC); returns (task, created).
+
+    Idempotent, like the nightly one: beat runs one task that fans out one lint per firm,
+    so a firm added later is linted without touching the schedule.
+    """
+    fields = parse_crontab(conf.get("LINT_CRONTAB") if expression is None else expression, setting="LINT_CRONTAB")
+    return PeriodicTask.objects.update_or_create(
+        name=LINT_TASK_NAME,
+        defaults={
+            "task": LINT_TASK, "crontab": _crontab(fields), "interval": None, "solar": None, "clocked": None,
+            "one_off": False, "enabled": True, "args": "[]", "kwargs": "{}",
+            "description": "Lints the memory of every firm, one Celery task per firm (graph_memory).",
+        },
+    )  # fmt: skip
 
 
 @transaction.atomic

@@ -23,7 +23,8 @@ import logging
 import math
 import re
 import time
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 import openai
@@ -50,6 +51,9 @@ SERVER_ERROR_MAX_CHARS = 300
 _NOT_A_REFUSAL = {401, 403, 404, 408, 409, 429}
 _REFUSAL_WORDS = ("response_format", "json_schema", "guided_json", "schema")
 _RETRY_BASE_SECONDS = 0.5
+# Tokens a chat template may add around the messages (role markers, system preamble): with at most
+# one token per byte of the messages, the most prompt tokens a call can honestly report.
+_TEMPLATE_TOKENS = 1024
 _RETRY_MAX_SECONDS = 8.0
 # FastAPI / pydantic validation errors, as llama-cpp-python and vLLM print them.
 _PYDANTIC_ERROR = re.compile(r"""'loc':\s*\(([^)]*)\),\s*'msg':\s*("[^"]*"|'[^']*')""")
@@ -149,9 +153,15 @@ class OpenAIWriter:
         return int(configured) if configured not in (None, "") else max_output_tokens(rulebook.OUTPUT_SCHEMA)
 
     def _call(
-        self, messages: list[dict[str, str]], *, mode: str, max_tokens: int, case_text: str
-    ) -> tuple[Any, ModelCall]:
-        response_format, extra_body = _request_format(mode)
+        self,
+        messages: list[dict[str, str]],
+        *,
+        mode: str,
+        max_tokens: int,
+        case_text: str,
+        schema: tuple[str, dict[str, Any]] | None = None,
+    ) -> tuple[_Answer, ModelCall]:
+        response_format, extra_body = _request_format(mode, schema)
         prompt_tokens = math.ceil(sum(len(m["content"]) for m in messages) / CHARS_PER_TOKEN)
         started = time.monotonic()
         try:
@@ -180,23 +190,41 @@ class OpenAIWriter:
             call = ModelCall(self.model, latency_ms=_ms(started), error=error, mode=mode, server_error=explanation)
             retryable = not refused and (exc.status_code >= 500 or exc.status_code in (408, 409, 429))
             raise _Failed(error, call, retryable=retryable, refused=refused) from None
-        usage = completion.usage
-        text = (completion.choices[0].message.content or "") if completion.choices else ""
-        if usage is not None and (usage.prompt_tokens or usage.completion_tokens):
-            call = ModelCall(
-                self.model, usage.prompt_tokens or 0, usage.completion_tokens or 0, _ms(started), mode=mode
+        except Exception as exc:
+            # A 2xx the client could not read (a body that is not JSON): still a call, logged like any other.
+            answer: _Answer | str = (
+                "response not JSON" if isinstance(exc, ValueError) else f"unreadable response ({type(exc).__name__})"
             )
         else:
-            out = math.ceil(len(text) / CHARS_PER_TOKEN)
-            call = ModelCall(self.model, prompt_tokens, out, _ms(started), mode=mode, estimated=True)
-        return completion, call
+            answer = _answer_of(completion)
+        if isinstance(answer, str):
+            # The server may have run the model: count the prompt, as an estimate.
+            call = ModelCall(self.model, prompt_tokens, 0, _ms(started), error=answer, mode=mode, estimated=True)
+            raise _Failed(answer, call)
+        limits = (
+            sum(len(m["content"].encode()) for m in messages) + _TEMPLATE_TOKENS,
+            max(max_tokens, len(answer.text.encode())),
+        )
+        estimates = (prompt_tokens, math.ceil(len(answer.text) / CHARS_PER_TOKEN))
+        tokens_in, tokens_out, estimated, note = _counts(getattr(completion, "usage", None), limits, estimates)
+        call = ModelCall(
+            self.model, tokens_in, tokens_out, _ms(started), mode=mode, estimated=estimated, server_error=note
+        )
+        return answer, call
 
     def _attempt(
-        self, messages: list[dict[str, str]], *, mode: str, max_tokens: int, case_text: str, calls: list[ModelCall]
-    ) -> tuple[Any, ModelCall]:
+        self,
+        messages: list[dict[str, str]],
+        *,
+        mode: str,
+        max_tokens: int,
+        case_text: str,
+        calls: list[ModelCall],
+        schema: tuple[str, dict[str, Any]] | None = None,
+    ) -> tuple[_Answer, ModelCall]:
         for attempt in range(self.max_retries + 1):
             try:
-                return self._call(messages, mode=mode, max_tokens=max_tokens, case_text=case_text)
+                return self._call(messages, mode=mode, max_tokens=max_tokens, case_text=case_text, schema=schema)
             except _Failed as failed:
                 if not failed.retryable or attempt == self.max_retries:
                     raise
@@ -207,14 +235,31 @@ class OpenAIWriter:
     # --- the writer ------------------------------------------------------------------------
 
     def write(self, context: ContextSlice) -> WriterResult:
-        messages = rulebook.build_messages(context.text)
-        max_tokens = self.max_tokens()
+        return self.complete_json(
+            rulebook.build_messages(context.text), max_tokens=self.max_tokens(), case_text=context.text
+        )
+
+    def complete_json(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int,
+        case_text: str,
+        schema: tuple[str, dict[str, Any]] | None = None,
+        validate: Callable[[Any], str | None] = validate_content,
+    ) -> WriterResult:
+        """One JSON answer to `messages`, down the response-format ladder, checked by `validate`.
+
+        `schema` is (name, JSON Schema) for the structured-output rungs (default: the summary's);
+        `validate` returns None for a usable answer, else a short reason (never a value).
+        Raises `WriterError` with every HTTP attempt; returns them all on success.
+        """
         first = self.remembered_mode()
         calls: list[ModelCall] = []
         for mode in MODES[MODES.index(first) :]:
             try:
-                completion, call = self._attempt(
-                    messages, mode=mode, max_tokens=max_tokens, case_text=context.text, calls=calls
+                answer, call = self._attempt(
+                    messages, mode=mode, max_tokens=max_tokens, case_text=case_text, calls=calls, schema=schema
                 )
             except _Failed as failed:
                 calls.append(failed.call)
@@ -230,16 +275,18 @@ class OpenAIWriter:
         def fail(reason: str) -> WriterError:
             return WriterError(reason, calls=(*calls, replace(call, error=reason)))
 
-        choice = completion.choices[0] if completion.choices else None
-        if choice is None or not choice.message.content:
+        if not answer.text:
             raise fail("empty response")
-        if choice.finish_reason == "length":
+        if answer.finish_reason == "length":
             raise fail(f"output truncated at max_tokens ({max_tokens})")
         try:
-            content = json.loads(_strip_fence(choice.message.content))
-        except json.JSONDecodeError:
+            content = json.loads(_strip_fence(answer.text))
+        except (ValueError, RecursionError):  # JSONDecodeError, or nesting deeper than the parser goes
             raise fail("malformed JSON") from None
-        problem = validate_content(content)
+        try:
+            problem = validate(content)
+        except Exception as exc:  # a validator tripping over the answer (nesting too deep) rejects it
+            problem = f"answer could not be checked ({type(exc).__name__})"
         if problem:
             raise fail(problem)
         calls.append(call)
@@ -251,10 +298,66 @@ class OpenAIWriter:
         )
 
 
-def _request_format(mode: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    schema = rulebook.OUTPUT_SCHEMA
+@dataclass(frozen=True)
+class _Answer:
+    text: str
+    finish_reason: Any
+
+
+def _answer_of(completion: Any) -> _Answer | str:
+    """The message text and finish reason of a chat completion, or why there is none (a short reason)."""
+    if isinstance(completion, (str, bytes)):
+        return "response not JSON"  # the client hands back the body as text when it is not JSON
+    choices = getattr(completion, "choices", None)
+    if choices is not None and not isinstance(choices, list):
+        return "response of the wrong shape (choices)"
+    choice = choices[0] if choices else None
+    content = getattr(getattr(choice, "message", None), "content", None)
+    if content is not None and not isinstance(content, str):
+        return "response of the wrong shape (message content)"
+    return _Answer(text=content or "", finish_reason=getattr(choice, "finish_reason", None))
+
+
+def _count(value: Any, limit: int) -> int | None:
+    """A token count as reported, if it is one: a whole number from 0 to `limit`; else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not value.is_integer():  # also NaN and infinities
+        return None
+    return int(value) if 0 <= value <= limit else None
+
+
+def _counts(usage: Any, limits: tuple[int, int], estimates: tuple[int, int]) -> tuple[int, int, bool, str]:
+    """(tokens in, tokens out, estimated, note) from a usage block the server may have filled with garbage.
+
+    A count outside what the call can have used (below zero, more prompt
+    tokens than the prompt has bytes plus a chat template, more output
+    tokens than `max_tokens` and the answer's bytes allow) or not a whole
+    number is replaced by the estimate, marked as one, and named in the
+    note: it is a server's report, never trusted to fit a column or a budget.
+    """
+    reported = (getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+    if usage is None or not any(reported):
+        return estimates[0], estimates[1], True, ""
+    counts, wrong, estimated = [], [], False
+    names = ("prompt_tokens", "completion_tokens")
+    for name, value, limit, estimate in zip(names, reported, limits, estimates, strict=True):
+        count = None if value is None else _count(value, limit)
+        if count is None:
+            if value is not None:
+                wrong.append(f"{name}={repr(value)[:24]}")
+            count, estimated = estimate, True
+        counts.append(count)
+    note = f"usage out of range ({', '.join(wrong)}): estimated" if wrong else ""
+    return counts[0], counts[1], estimated, note[:SERVER_ERROR_MAX_CHARS]
+
+
+def _request_format(
+    mode: str, named_schema: tuple[str, dict[str, Any]] | None = None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    name, schema = named_schema or ("case_summary", rulebook.OUTPUT_SCHEMA)
     if mode == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": "case_summary", "strict": True, "schema": schema}}, None
+        return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}, None
     if mode == "json_object+schema":
         return {"type": "json_object", "schema": schema}, {"guided_json": schema}
     return {"type": "json_object"}, None

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.contrib.postgres.search import SearchVector
 from django.core.exceptions import ImproperlyConfigured
-from django.db import transaction
+from django.db import DatabaseError, InterfaceError, connection, transaction
 from django.db.models import Case as SqlCase
 from django.db.models import F, TextField, Value, When
 from django.utils import timezone
@@ -53,10 +53,41 @@ def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary
     `AICall` (counts only, estimated tokens marked) and announced by
     `events.ai_call_finished`; a change to the case that lands while the
     summary is being written keeps the case stale. `events.summary_saved` is
-    sent after the save commits.
+    sent after the save commits. Anything else that goes wrong while this
+    case is written (a bug, a row the database refuses) is this case's
+    failure, recorded the same way (`SummaryFailed`); only a database
+    connection that is gone escapes, since then nothing can be recorded.
     """
     firm_id = _case_firm_id(case_id)
     row, _ = CaseSummary.objects.get_or_create(case_id=case_id, defaults={"firm_id": firm_id})
+    link = connection.connection  # the session this write runs on (see connection_survived)
+    try:
+        return _write(row, case_id=case_id, writer=writer)
+    except SummaryFailed:
+        raise
+    except Exception as exc:
+        if isinstance(exc, (DatabaseError, InterfaceError)) and not connection_survived(link):
+            raise  # the session is gone (and with it the case's lock): the caller's run fails
+        logger.exception("summary of case %s failed unexpectedly", case_id)
+        reason = unexpected_reason(exc)
+        _record_failure(row.pk, reason, attempt=_attempt("error", reason))
+        raise SummaryFailed(reason) from None
+
+
+def connection_survived(link: Any) -> bool:
+    """After a database error: whether it was one statement (the session `link` still runs statements)
+    or the session itself (terminated, the network gone; Django may already have opened a new one)."""
+    return link is not None and connection.connection is link and connection.is_usable()
+
+
+def unexpected_reason(exc: Exception) -> str:
+    """A short reason for an unexpected failure: its type and first line (a database's detail line
+    quotes the refused row, which may hold case text)."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}"[:ERROR_MAX_CHARS] if first else type(exc).__name__
+
+
+def _write(row: CaseSummary, *, case_id: int, writer: Writer | None) -> CaseSummary:
     # Read before the context is built: a change committed after this point
     # bumps `generation` past it, and the compare-and-set below sees that.
     generation = row.generation
@@ -117,8 +148,8 @@ def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary
         "writer": writer.name,
         "model": writer.model,
         "prompt_version": rulebook.PROMPT_VERSION,
-        "tokens_in": result.tokens_in,
-        "tokens_out": result.tokens_out,
+        "tokens_in": AICall.bounded(result.tokens_in),
+        "tokens_out": AICall.bounded(result.tokens_out),
         "source_ids": verification.source_ids,
         "verification": verification.report,
     }
@@ -234,27 +265,52 @@ def _log_calls(
     error: str,
     report: dict[str, Any] | None = None,
 ) -> None:
+    log_model_calls(
+        calls, firm_id=context.firm_id, case_id=context.case_id, purpose=AICall.Purpose.SUMMARY,
+        writer_name=writer.name, outcome=outcome, error=error, report=report,
+    )  # fmt: skip
+
+
+def log_model_calls(
+    calls: tuple[ModelCall, ...],
+    *,
+    firm_id: int,
+    case_id: int | None,
+    purpose: str,
+    writer_name: str,
+    outcome: str,
+    error: str,
+    report: dict[str, Any] | None = None,
+) -> None:
     """One AICall row per HTTP attempt; the last carries the outcome and the verification counts,
     earlier ones (a refused response format, a retried error) are errors. Counts, ids and the
-    server's scrubbed explanation only, never prompt or output text."""
-    for position, call in enumerate(calls):
-        last = position == len(calls) - 1
-        ai_call = AICall.objects.create(
-            firm_id=context.firm_id,
-            case_id=context.case_id,
-            purpose=AICall.Purpose.SUMMARY,
-            writer=writer.name,
-            model=call.model,
-            tokens_in=call.tokens_in,
-            tokens_out=call.tokens_out,
-            tokens_estimated=call.estimated,
-            latency_ms=call.latency_ms,
-            outcome=outcome if last else AICall.Outcome.ERROR,
-            error=(call.error or (error if last else ""))[:ERROR_MAX_CHARS],
-            request_mode=call.mode,
-            server_error=call.server_error,
-            report=(report or {}) if last else {},
-        )
+    server's scrubbed explanation only, never prompt or output text. Counts are `AICall.bounded`:
+    whatever a writer reports, the rows fit their columns."""
+    logged = []
+    # One block: all of a write's calls or none, and a row the database refuses rolls back
+    # only this block, never a transaction the caller has open.
+    with transaction.atomic():
+        for position, call in enumerate(calls):
+            last = position == len(calls) - 1
+            logged.append(
+                AICall.objects.create(
+                    firm_id=firm_id,
+                    case_id=case_id,
+                    purpose=purpose,
+                    writer=writer_name,
+                    model=call.model[:200],
+                    tokens_in=AICall.bounded(call.tokens_in),
+                    tokens_out=AICall.bounded(call.tokens_out),
+                    tokens_estimated=call.estimated,
+                    latency_ms=AICall.bounded(call.latency_ms),
+                    outcome=outcome if last else AICall.Outcome.ERROR,
+                    error=(call.error or (error if last else ""))[:ERROR_MAX_CHARS],
+                    request_mode=call.mode,
+                    server_error=call.server_error[:300],
+                    report=(report or {}) if last else {},
+                )
+            )
+    for ai_call in logged:
         for receiver, response in events.ai_call_finished.send_robust(sender=AICall, ai_call=ai_call):
             if isinstance(response, Exception):
                 logger.error("ai_call_finished receiver %r failed: %r", receiver, response)

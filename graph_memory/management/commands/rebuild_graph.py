@@ -36,4 +36,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{len(firms)} firm(s): {total.added} row(s) added, {total.removed} removed, "
             f"{total.nodes_updated} relabelled, {total.unchanged} unchanged"
+            + (" (already up to date: nothing to write)" if firms and not total.written else "")
         )

@@ -1,24 +1,29 @@
-"""`manage.py setup_memory_schedule`: register (or update) the nightly summary refresh in django-celery-beat."""
+"""`manage.py setup_memory_schedule`: register (or update) the nightly refresh and the weekly lint in django-celery-beat."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
-from graph_memory.refresh.schedule import InvalidCrontab, setup_nightly_schedule
+from graph_memory.refresh.schedule import InvalidCrontab, setup_lint_schedule, setup_nightly_schedule
 
 
 class Command(BaseCommand):
     help = (
-        "Create or update the periodic task 'graph_memory: nightly summary refresh' from "
-        "GRAPH_MEMORY['NIGHTLY_CRONTAB']. Idempotent; other periodic tasks are never touched."
+        "Create or update the periodic tasks 'graph_memory: nightly summary refresh' and "
+        "'graph_memory: weekly lint' from GRAPH_MEMORY['NIGHTLY_CRONTAB'] and ['LINT_CRONTAB']. "
+        "Idempotent; other periodic tasks are never touched."
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            task, created = setup_nightly_schedule()
+            # Both or neither: a bad LINT_CRONTAB must not leave the nightly task half-updated.
+            with transaction.atomic():
+                done = [setup() for setup in (setup_nightly_schedule, setup_lint_schedule)]
         except InvalidCrontab as exc:
             raise CommandError(str(exc)) from exc
-        verb = "Created" if created else "Updated"
-        self.stdout.write(self.style.SUCCESS(f"{verb} periodic task {task.name!r}: {task.task} at '{task.crontab}'"))
+        for task, created in done:
+            verb = "Created" if created else "Updated"
+            self.stdout.write(self.style.SUCCESS(f"{verb} periodic task {task.name!r}: {task.task} at '{task.crontab}'"))

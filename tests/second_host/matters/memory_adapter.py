@@ -18,15 +18,31 @@ from typing import Any
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db.models import Case as SqlCase
-from django.db.models import CharField, DecimalField, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
+from django.db.models import (
+    CharField,
+    Count,
+    DecimalField,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.fields import DateField
 from django.db.models.functions import Coalesce, Concat, Left, NullIf
+from django.utils import timezone
 
 from graph_memory.adapter import (
     CaseHeader,
     Changes,
+    DocumentRef,
     ManyToManyWatch,
     MemoryAdapter,
+    NoteOrigin,
     Party,
     Record,
     SliceLimits,
@@ -106,6 +122,14 @@ def _matter_of_page(page: Any) -> QuerySet[Matter]:
 
 def _processed(values: Mapping[str, Any]) -> bool:
     return values["state"] == Filing.State.PROCESSED
+
+
+def _filing_ref(filing: Any) -> list[tuple[int, str]]:
+    return [(filing.matter_id, str(filing.pk))]
+
+
+def _filing_of_page(page: Any) -> list[tuple[int, str]]:
+    return list(Filing.objects.filter(pk=page.filing_id).values_list("matter_id", "pk").order_by())
 
 
 class MattersMemoryAdapter(MemoryAdapter):
@@ -247,6 +271,55 @@ class MattersMemoryAdapter(MemoryAdapter):
             ],
         }  # fmt: skip
 
+    # --- one record in full, and assistant-filed notes (memos of kind file note) ----------------
+
+    def case_record(self, *, case_id: int, kind: str, key: str, page: int | None = None) -> Record | None:
+        if not key.isdigit() or len(key) > 18:
+            return None  # keys here are primary keys
+        mine = {"matter_id": case_id, "pk": int(key)}
+        if kind == "deadline":
+            d = DueDate.objects.filter(**mine).values("label", "due_on", "state").first()
+            return d and Record("deadline", key, title=d["label"], date=d["due_on"], fields={
+                "title": d["label"], "due": d["due_on"], "done": d["state"] != DueDate.State.PENDING})
+        if kind == "invoice":
+            b = Bill.objects.filter(**mine).annotate(amount=_bill_amount()).values(
+                "number", "issued_on", "currency", "state", "amount").first()
+            return b and Record("invoice", key, title=b["number"], date=b["issued_on"], fields={
+                "number": b["number"], "issued": b["issued_on"], "amount": b["amount"].quantize(CENT),
+                "currency": b["currency"], "status": b["state"]})
+        if kind in ("note", "draft"):
+            memo_kind = Memo.Kind.FILE_NOTE if kind == "note" else Memo.Kind.DRAFT
+            m = Memo.objects.filter(**mine, kind=memo_kind).values(
+                "heading", "written_at", "body", "origin", author_name=_attorney_label("author__")).first()
+            if m is None:
+                return None
+            fields = {"author": m["author_name"] or "", "origin": m["origin"]} if kind == "note" else {}
+            return Record(kind, key, title=m["heading"], date=m["written_at"], text=m["body"], fields=fields)
+        if kind == "document" and page is not None:
+            f = (
+                Filing.objects.filter(**mine, state=Filing.State.PROCESSED)
+                .annotate(
+                    page_text=Subquery(FilingPage.objects.filter(filing_id=OuterRef("pk"), number=page).values("text")[:1]),
+                    page_count=Subquery(FilingPage.objects.filter(filing_id=OuterRef("pk")).order_by()
+                                        .values("filing_id").annotate(n=Count("pk")).values("n")[:1]),
+                )
+                .values("title", "filed_at", "page_text", "page_count")
+                .first()
+            )
+            if f is None or f["page_text"] is None:
+                return None
+            return Record("document", key, title=f["title"], date=f["filed_at"], pages=(f["page_text"],),
+                          fields={"page_count": f["page_count"]})
+        return None  # fmt: skip
+
+    def file_note(self, *, case_id: int, author: Any, title: str, text: str, origin: NoteOrigin) -> Record:
+        memo = Memo.objects.create(
+            matter_id=case_id, author=author, kind=Memo.Kind.FILE_NOTE, heading=title, body=text,
+            written_at=timezone.now(),
+            origin={"conversation_id": origin.conversation_id, "message_ids": list(origin.message_ids)},
+        )  # fmt: skip
+        return Record("note", str(memo.pk), title=memo.heading, date=memo.written_at, text=memo.body)
+
     def live_facts(self, *, case_ids: Sequence[int]) -> dict[int, list[str]]:
         facts: dict[int, list[str]] = {case_id: [] for case_id in case_ids}
         if not case_ids:
@@ -267,6 +340,29 @@ class MattersMemoryAdapter(MemoryAdapter):
         for case_id, number, amount, currency in unpaid:
             facts[case_id].append(f"unpaid bill {number}: {currency} {amount.quantize(CENT):,.2f}")
         return facts
+
+    # --- long documents: a filing's pages are rows -------------------------------------------
+
+    def case_documents(self, *, case_id: int) -> list[DocumentRef]:
+        rows = (
+            Filing.objects.filter(matter_id=case_id, state=Filing.State.PROCESSED)
+            .order_by("-filed_at", "-pk")
+            .annotate(page_count=Coalesce(
+                Subquery(FilingPage.objects.filter(filing_id=OuterRef("pk")).order_by().values("filing_id")
+                         .annotate(n=Count("pk")).values("n")[:1]), Value(0)))
+            .values_list("pk", "title", "page_count")
+        )  # fmt: skip
+        return [DocumentRef(str(pk), title, count) for pk, title, count in rows]
+
+    def document_pages(self, *, case_id: int, key: str, first: int = 1, last: int | None = None) -> list[str]:
+        if not key.isdigit():
+            return []
+        pages = FilingPage.objects.filter(
+            filing_id=int(key), filing__matter_id=case_id, filing__state=Filing.State.PROCESSED, number__gte=first
+        )
+        if last is not None:
+            pages = pages.filter(number__lte=last)
+        return list(pages.order_by("number").values_list("text", flat=True))
 
     # --- the connection map -------------------------------------------------------------------
 
@@ -344,4 +440,9 @@ class MattersMemoryAdapter(MemoryAdapter):
             m2m=[ManyToManyWatch(Assignment, stale=False), ManyToManyWatch(Engagement)],
             labels={Attorney: "lawyer"},
             label_fields={Attorney: ("full_name", "username")},
+            # A filing's routing index: the filing's state, or any of its page rows.
+            documents=[
+                Watch(Filing, _filing_ref, fields=("state",), only_when_changed=False, relevant=_processed),
+                Watch(FilingPage, _filing_of_page),
+            ],
         )

@@ -171,6 +171,8 @@ class Memo(models.Model):
     heading = models.CharField(max_length=300, blank=True)
     body = models.TextField()
     written_at = models.DateTimeField()
+    # Set only on file notes the assistant filed through the memory's adapter.
+    origin = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return self.heading or f"{self.get_kind_display()} of {self.written_at:%Y-%m-%d}"

@@ -14,7 +14,7 @@ from django.test import Client as HttpClient
 from rest_framework.authtoken.models import Token
 
 from graph_memory import conf, services
-from graph_memory.api.tools import endpoints, openai_tools
+from graph_memory.api.tools import DISCIPLINE, endpoints, openai_tools
 from graph_memory.models import Node
 from tests.second_host.factories import PartyFactory
 from tests.second_host.matters.models import Assignment, Engagement, Matter
@@ -131,7 +131,12 @@ def test_search_conflicts_and_tools_per_persona(api: Api) -> None:
         matched = {m["case"]["label"].split(":")[0] for m in conflicts["matches"]}
         assert matched == {LEASE, TERM} & VISIBLE[persona], persona
         tools = api.get(persona, "/api/memory/tools/")
-        assert tools.json() == {"tools": openai_tools(), "endpoints": endpoints(), "notice": NOTICE}
+        assert tools.json() == {
+            "tools": openai_tools(),
+            "endpoints": endpoints(),
+            "instructions": DISCIPLINE,
+            "notice": NOTICE,
+        }
     bad = api.get("owner", "/api/memory/search/", {"q": "a", "limit": 0})
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "limit"
 

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from graph_memory import mcp_server
+
+
+class Command(BaseCommand):
+    help = (
+        "Serve the assistant's memory tools over MCP on stdin/stdout, as USERNAME: the tools see exactly what "
+        "that user's API token sees. For an MCP client on the user's own machine (it starts this command)."
+    )
+    # stdout is the protocol's wire: system check findings go to stderr, and
+    # while serving the SDK points fd 1 at stderr so stray output misses the wire.
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--user", required=True, help="the username the tools act for")
+
+    def handle(self, *args: Any, user: str, **options: Any) -> None:
+        model = get_user_model()
+        viewer = model.objects.filter(**{model.USERNAME_FIELD: user}, is_active=True).first()
+        if viewer is None:
+            raise CommandError(f"no active user named {user!r}")
+        mcp_server.run_stdio(viewer)

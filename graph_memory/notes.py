@@ -1,0 +1,142 @@
+"""Filing back into a case: the assistant stores a note the lawyer chose to keep, as a new raw source.
+
+The wiki pattern's "good answers get filed back", behind the wall: a case has
+one fixed audience, so a note filed into it is seen by exactly that audience
+(briefs, search and sources of that case), and by nobody else. The note is
+the host's record, written through the adapter (`MemoryAdapter.file_note`; the
+memory writes nothing else of the host's): stored verbatim, attributed to the
+viewer, marked assistant-filed by its origin, never edited afterwards (a
+correction is a new note). Filing flags the case stale in the same
+transaction, so the next nightly rewrite compiles the note into the summary
+like any working note, citing `note:<key>`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from django.core.cache import cache
+from django.db import transaction
+
+from graph_memory import conf
+from graph_memory.adapter import NoteOrigin, NotSupported, get_adapter
+from graph_memory.refresh.marking import mark_stale
+from graph_memory.selectors import NodeRef
+from graph_memory.sources import case_node_get
+
+ORIGIN_ID_MAX_CHARS = 200
+ORIGIN_MAX_MESSAGES = 100
+_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class NoteInvalid(ValueError):
+    """Bad input for a note; `field` names it. Nothing was written."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class NoteRateLimited(Exception):
+    """The viewer filed NOTE_RATE notes in the current period; `wait` seconds until the next one counts."""
+
+    def __init__(self, wait: int) -> None:
+        super().__init__(f"Too many notes filed; try again in {wait} seconds.")
+        self.wait = wait
+
+
+@dataclass(frozen=True)
+class FiledNote:
+    case: NodeRef
+    source_id: str  # "note:<key>": what a summary will cite, what the source endpoint opens
+    title: str
+    text: str
+    origin: NoteOrigin
+    created: date | datetime | None
+    assistant_filed: bool = True
+
+
+def notes_supported() -> bool:
+    """Whether the host's adapter stores notes (otherwise the API answers not_supported and offers no tool)."""
+    return get_adapter().supports("file_note")
+
+
+def _checked(title: Any, text: Any, origin: NoteOrigin) -> tuple[str, str, NoteOrigin]:
+    if not isinstance(text, str) or not text.strip():
+        raise NoteInvalid("text", "This field may not be blank.")
+    if len(text) > int(conf.get("NOTE_MAX_CHARS")):
+        raise NoteInvalid("text", f"Ensure this field has no more than {conf.get('NOTE_MAX_CHARS')} characters.")
+    if not isinstance(title, str) or not title.strip():
+        raise NoteInvalid("title", "This field may not be blank.")
+    if len(title) > int(conf.get("NOTE_TITLE_MAX_CHARS")):
+        raise NoteInvalid("title", f"Ensure this field has no more than {conf.get('NOTE_TITLE_MAX_CHARS')} characters.")
+    for field, value in (("title", title), ("text", text)):
+        if "\x00" in value:  # PostgreSQL text cannot hold it; refuse rather than alter the verbatim text
+            raise NoteInvalid(field, "Null characters are not allowed.")
+    ids = (origin.conversation_id, *origin.message_ids)
+    if len(origin.message_ids) > ORIGIN_MAX_MESSAGES:
+        raise NoteInvalid("origin", f"At most {ORIGIN_MAX_MESSAGES} message ids.")
+    if any(not isinstance(i, str) or len(i) > ORIGIN_ID_MAX_CHARS or "\x00" in i for i in ids):
+        raise NoteInvalid("origin", f"Ids are strings of at most {ORIGIN_ID_MAX_CHARS} characters.")
+    return title, text, origin
+
+
+def _count_attempt(viewer: Any) -> None:
+    """Count one filing attempt against NOTE_RATE, before the case is looked up.
+
+    Counted before the lookup so that an attempt on a hidden case costs the
+    same as one on an open case: the rate says nothing about which exists.
+    A fixed window in the default cache (shared by every process, like the
+    API's throttle); add-then-incr, so concurrent attempts may overshoot by
+    a few, never undercount for long.
+    """
+    rate = conf.get("NOTE_RATE")
+    if rate is None:
+        return
+    count, period = rate.split("/")
+    seconds = _PERIODS[period[0]]
+    window = int(time.time() // seconds)
+    key = f"graph_memory:notes:{viewer.pk}:{window}"
+    cache.add(key, 0, timeout=seconds + 1)
+    try:
+        used = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=seconds + 1)
+        used = 1
+    if used > int(count):
+        raise NoteRateLimited(wait=max(1, int(seconds - time.time() % seconds)))
+
+
+def note_file(*, viewer: Any, case_node_id: Any, title: Any, text: Any, origin: NoteOrigin | None = None) -> FiledNote:
+    """File an assistant note, verbatim, into a case the viewer may open; flag the case stale.
+
+    Promises: the text and title are stored exactly as given (no trimming or
+    rewriting), attributed to `viewer`, with `origin`; the note and the stale
+    flag commit together or not at all. Bad input raises `NoteInvalid` naming
+    the field; more than NOTE_RATE attempts per period raise `NoteRateLimited`;
+    a host adapter without notes raises `NotSupported` (all before anything
+    is read). A case the viewer may not open, or that does not exist, raises
+    `access.NotFound` and nothing is written.
+    """
+    origin = origin or NoteOrigin()
+    title, text, origin = _checked(title, text, origin)
+    adapter = get_adapter()
+    if not adapter.supports("file_note"):
+        raise NotSupported("file_note")
+    _count_attempt(viewer)
+    case, case_id = case_node_get(viewer=viewer, case_node_id=case_node_id)
+    with transaction.atomic():
+        record = adapter.file_note(case_id=case_id, author=viewer, title=title, text=text, origin=origin)
+        # The host may watch its note model too; flagging here keeps the promise for a host that does not.
+        mark_stale(case_ids=[case_id])
+    return FiledNote(
+        case=case,
+        source_id=f"note:{record.key}",
+        title=record.title,
+        text=record.text,
+        origin=origin,
+        created=record.date,
+    )

@@ -1,0 +1,159 @@
+"""The connection map's statements for a viewer who may open only part of their firm.
+
+Each one starts from the cases the viewer may open (`access.visible_case_ids_sql`,
+which itself starts from their grants) and reaches nodes and edges from there,
+never the other way round: so its cost follows what the viewer may see, and a
+case, node or edge they may not see costs nothing, however many of them match
+(issue 15: hidden rows must not show through the time of an answer). A firm
+admin has no hidden case, so `selectors` gives them the statements that start
+from what matches instead.
+
+Every join to a table whose hidden rows could be scanned is a LATERAL
+subquery with OFFSET 0: PostgreSQL must run it as a nested loop driven by the
+visible side, whatever its statistics say about the size of the firm. `{visible}`
+is the access statement, formatted in by the caller; parameters are listed per
+statement.
+"""
+
+from __future__ import annotations
+
+from graph_memory.models import Edge, Node
+from graph_memory.models.graph import PARTY_VARIANTS_COLUMN
+
+N, E = Node._meta.db_table, Edge._meta.db_table
+CASE = Node.Kind.CASE.value
+PARTY_KINDS = f"('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')"
+PARTY_EDGES = f"('{Edge.Kind.FOR_CLIENT.value}', '{Edge.Kind.AGAINST.value}')"
+
+# The viewer's cases, listed once. Params: the access statement's.
+_VIS = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) v(id))"
+
+# The edges between node %s and the viewer's cases: one probe of the edge table's
+# (case, kind, source, target) index per visible case, whether or not the node exists.
+# Params: the node id three times.
+_EDGES_OF_NODE = f"""
+    SELECT e.kind, e.case_id, CASE WHEN e.source_id = %s THEN e.target_id ELSE e.source_id END AS other
+    FROM {E} e WHERE e.case_id = vis.id AND (e.source_id = %s OR e.target_id = %s) OFFSET 0
+"""
+
+# A walk. From a case node the viewer may open, its own edges (every edge touching a case node
+# belongs to that case): one probe of the wall. From any other id (another kind of node, a case
+# node they may not open, or no node at all) the edges between it and each visible case: the
+# same work whether the id is hidden or unknown. Then the page, sorted.
+# Params: node id, firm id, access, [access, node id x3], kind, kind, limit + 1.
+WALK = f"""
+WITH me AS (SELECT id, kind, label, ref_id FROM {N} WHERE id = %s AND firm_id = %s),
+open_case AS (
+    SELECT me.id, me.ref_id FROM me
+    WHERE me.kind = '{CASE}' AND EXISTS (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = me.ref_id)
+),
+{_VIS},
+mine AS (
+    SELECT e.kind, e.case_id, CASE WHEN e.source_id = oc.id THEN e.target_id ELSE e.source_id END AS other
+    FROM open_case oc CROSS JOIN LATERAL (SELECT * FROM {E} e WHERE e.case_id = oc.ref_id OFFSET 0) e
+    UNION ALL
+    SELECT e.kind, e.case_id, e.other FROM vis CROSS JOIN LATERAL ({_EDGES_OF_NODE}) e
+    WHERE NOT EXISTS (SELECT 1 FROM open_case)
+)
+SELECT me.id, me.kind, me.label, page.id, page.kind, page.label, page.edge
+FROM me LEFT JOIN LATERAL (
+    SELECT o.id, o.kind, o.label, m.kind AS edge
+    FROM mine m CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = m.other OFFSET 0) o
+    WHERE %s::text IS NULL OR o.kind = %s
+    ORDER BY o.kind, o.label, o.id, m.kind LIMIT %s
+) page ON true
+WHERE EXISTS (SELECT 1 FROM mine)
+"""
+
+# A node if the viewer reaches it, by the walk's rule (stopping at the first visible edge).
+# The reachability test is uncorrelated, so PostgreSQL runs it before it reads the node:
+# a hidden node and an unknown id cost the same.
+# Params: node id, firm id, access, [access, node id x3].
+NODE = f"""
+WITH me AS (SELECT * FROM {N} WHERE id = %s AND firm_id = %s),
+open_case AS (
+    SELECT me.id FROM me
+    WHERE me.kind = '{CASE}' AND EXISTS (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = me.ref_id)
+),
+{_VIS},
+reached AS (
+    SELECT 1 FROM open_case
+    UNION ALL
+    (SELECT 1 FROM vis CROSS JOIN LATERAL ({_EDGES_OF_NODE}) e WHERE NOT EXISTS (SELECT 1 FROM open_case) LIMIT 1)
+)
+SELECT me.* FROM me WHERE EXISTS (SELECT 1 FROM reached)
+"""
+
+# The ids of the viewer's cases with an edge to node %s (a brief's cases).
+# Params: access, node id x3.
+CASES_OF_NODE = f"""
+WITH {_VIS}
+SELECT DISTINCT e.case_id FROM vis CROSS JOIN LATERAL ({_EDGES_OF_NODE}) e
+"""
+
+# Name lookup: the nodes at either end of the visible cases' edges, then the name test.
+# Params: access, prefix pattern, firm id, pattern, kind, kind, limit + 1.
+LOOKUP = f"""
+WITH {_VIS},
+ends AS MATERIALIZED (
+    SELECT DISTINCT x.id FROM vis
+    CROSS JOIN LATERAL (SELECT e.source_id, e.target_id FROM {E} e WHERE e.case_id = vis.id OFFSET 0) e
+    CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
+)
+SELECT n.id, n.kind, n.label FROM ends CROSS JOIN LATERAL (
+    SELECT n.id, n.kind, n.label, n.name_key LIKE %s AS prefix FROM {N} n
+    WHERE n.id = ends.id AND n.firm_id = %s AND n.name_key LIKE %s AND (%s::text IS NULL OR n.kind = %s) OFFSET 0
+) n
+ORDER BY n.prefix DESC, n.label, n.id
+LIMIT %s
+"""
+
+# Conflict check: the clients and counterparties of the visible cases, each tested against the
+# query's index strings (`wanted`, as in selectors): each party's own variants are unnested and
+# looked up in the query's strings as a constant array (which PostgreSQL hashes once), and only
+# the hits are joined to their readings. The GIN index over the whole firm is not used: it would
+# hand over hidden parties.
+# Params: variants, readings, words, access, firm id, variants, key, key, word patterns, cap + 1, limit + 1.
+CONFLICTS = f"""
+WITH wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
+needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading),
+{_VIS},
+link AS MATERIALIZED (
+    SELECT e.target_id AS party, e.source_id AS case_node, e.kind AS edge FROM vis CROSS JOIN LATERAL (
+        SELECT e.target_id, e.source_id, e.kind FROM {E} e
+        WHERE e.case_id = vis.id AND e.kind IN {PARTY_EDGES} OFFSET 0
+    ) e
+),
+party AS MATERIALIZED (
+    SELECT p.* FROM (SELECT DISTINCT party FROM link) l CROSS JOIN LATERAL (
+        SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.{PARTY_VARIANTS_COLUMN} AS variants FROM {N} p
+        WHERE p.id = l.party AND p.firm_id = %s AND p.kind IN {PARTY_KINDS} OFFSET 0
+    ) p
+),
+held AS (
+    SELECT p.id, w.reading, count(DISTINCT w.word) AS words
+    FROM party p CROSS JOIN LATERAL (SELECT v FROM unnest(p.variants) v WHERE v = ANY(%s::text[])) v(variant)
+    JOIN wanted w ON w.variant = v.variant
+    GROUP BY p.id, w.reading
+),
+found AS (
+    SELECT h.id FROM held h JOIN needed n ON n.reading = h.reading AND n.words = h.words
+    UNION
+    SELECT p.id FROM party p WHERE p.party_key = %s
+),
+seen AS (
+    SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
+           ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
+    FROM found f JOIN party p ON p.id = f.id
+    ORDER BY exact DESC, words DESC, p.label, p.id
+    LIMIT %s
+)
+SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge FROM (
+    SELECT s.id, c.id AS case_id, c.kind, c.label, l.edge,
+           row_number() OVER (PARTITION BY s.id ORDER BY c.label, c.id, l.edge) AS n
+    FROM seen s JOIN link l ON l.party = s.id
+    CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = l.case_node OFFSET 0) c
+) m (party, id, kind, label, edge, n) JOIN seen s ON s.id = m.party
+WHERE m.n <= %s
+ORDER BY m.party, m.n
+"""
