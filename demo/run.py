@@ -41,6 +41,12 @@ DEMO_PASSWORD = "demo-password"
 HOST = "127.0.0.1:8000"
 PERSONAS = ["alice", "bob", "dana"]
 COLUMN = 44
+# The demo firm's long document: a generated share purchase agreement (tests/long_documents.py, 30 articles
+# of 13 pages, numbered clauses) on the acquisition case, added after the import so the import file, and
+# every test that loads it, stay as they are. The question asks about its escrow-release clause (5.2, p. 54).
+LONG_DOCUMENT = {"case": "2026-014", "key": "spa-signed", "title": "Share purchase agreement (signed)",
+                 "created": "2026-10-30T16:00:00Z", "articles": 30, "pages_per_article": 13}  # fmt: skip
+ASK = {"as": "alice", "question": "What does the SPA say about the escrow release?"}
 
 
 def step(text: str) -> None:
@@ -80,6 +86,7 @@ def prepare() -> dict[str, str]:
     done(f"demo only: every demo user's password is set to {DEMO_PASSWORD!r}")
     if settings.CELERY_TASK_ALWAYS_EAGER:
         done("no CELERY_BROKER_URL set: background tasks run eagerly in this process")
+    add_long_document(firm)
     step("Connection map")
     # The import already synced each case's part of the map as it committed; the rebuild checks it all.
     done(services.graph_rebuild_firm(firm_id=firm.pk).describe())
@@ -94,7 +101,60 @@ def prepare() -> dict[str, str]:
         f"{run.tokens_used} model tokens" + (" (it calls no model)" if writer == "extractive" else "")
         + (f"; error: {run.error}" if run.error else "")
     )
+    ask_long_document(firm)
     return {name: Token.objects.get_or_create(user=User.objects.get(username=name))[0].key for name in PERSONAS}
+
+
+def add_long_document(firm: Firm) -> None:
+    """Give the acquisition case its long document, through the host's models; unchanged, it is not saved again
+    (a save flags the case's summary and the document's index stale)."""
+    from django.utils.dateparse import parse_datetime
+
+    from practice.models import Case, Document
+    from tests.long_documents import long_agreement
+
+    spec = LONG_DOCUMENT
+    step(f"A long document on case {spec['case']} ({spec['title']}, generated)")
+    case = Case.objects.get(firm=firm, key=spec["case"])
+    pages, _ = long_agreement(articles=spec["articles"], pages_per_article=spec["pages_per_article"])
+    wanted = {"firm_id": firm.pk, "title": spec["title"], "status": Document.Status.PROCESSED,
+              "created": parse_datetime(spec["created"]), "pages": pages}  # fmt: skip
+    current = Document.objects.filter(case=case, key=spec["key"]).values(*wanted).first()
+    if current == wanted:
+        done(f"already added, nothing changed ({len(pages)} pages)")
+        return
+    Document.objects.update_or_create(case=case, key=spec["key"], defaults=wanted)
+    done(f"{len(pages)} pages, {spec['articles']} articles with numbered clauses, {'added' if current is None else 'updated'} "
+         f"as {spec['key']!r}, processed")  # fmt: skip
+
+
+def long_document_case_node(firm: Firm) -> str:
+    from graph_memory.models import Node
+    from practice.models import Case
+
+    case = Case.objects.get(firm=firm, key=LONG_DOCUMENT["case"])
+    return str(Node.objects.get(kind=Node.Kind.CASE, ref_id=case.pk).pk)
+
+
+def ask_long_document(firm: Firm) -> Any:
+    """Ask the long document a question about one clause, as a lawyer who may open the case, through the
+    service the ask endpoint uses (`GET cases/{id}/ask/?q=...&document=...`); print the first verbatim quote."""
+    from graph_memory.documents import answers
+
+    spec = LONG_DOCUMENT
+    step(f'Asking case {spec["case"]}\'s long document as {ASK["as"]}: "{ASK["question"]}"')
+    viewer = User.objects.get(firm=firm, username=ASK["as"])
+    answer = answers.ask_documents(viewer=viewer, node_id=long_document_case_node(firm), question=ASK["question"],
+                                   document=spec["key"])  # fmt: skip
+    done(f"router {answer.router}, answerer {answer.answerer}: {', '.join(answer.sections) or 'no section'}; "
+         f"{len(answer.quotes)} quotes, each found verbatim on its page")  # fmt: skip
+    if not answer.quotes:
+        done(answer.message)
+        return answer
+    first = answer.quotes[0]
+    for line in textwrap.wrap(f"\u201c{first.text}\u201d (p. {first.page})", 96):
+        done(line)
+    return answer
 
 
 def api(token: str, path: str, **params: str) -> tuple[int, Any]:
@@ -192,6 +252,10 @@ def main() -> None:
         print(f"API docs as a lawyer:    http://{HOST}/login/?next=/api/docs/  user alice, password {DEMO_PASSWORD}")
         print(f"API docs as dana:        http://{HOST}/api/docs/  (after signing in to admin or at /login/)")
         print(f'As alice:  curl -H "Authorization: Token {tokens["alice"]}" "http://{HOST}/api/memory/search/?q=lease+dispute"')
+        ask = urllib.parse.urlencode({"q": ASK["question"], "document": LONG_DOCUMENT["key"]})
+        node = long_document_case_node(Firm.objects.get(slug="hale-ward"))
+        print(f'Ask, as alice: curl -H "Authorization: Token {tokens["alice"]}" '
+              f'"http://{HOST}/api/memory/cases/{node}/ask/?{ask}"')  # fmt: skip
         print("Ctrl-C stops the server.", flush=True)
         server.wait()
     except KeyboardInterrupt:

@@ -21,7 +21,7 @@ from graph_memory.admin_display import log_admin_action, source_list, time_colum
 from graph_memory.admin_documents import DocumentIndexAdmin as DocumentIndexAdmin  # long documents' pages
 from graph_memory.admin_health import health_view
 from graph_memory.admin_lint import LintFindingAdmin as LintFindingAdmin  # registers the lint's admin pages
-from graph_memory.admin_scoping import FirmScopedAdmin
+from graph_memory.admin_scoping import DerivedAdmin
 from graph_memory.display import page_time
 from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, SummaryVersion
 from graph_memory.summaries.service import SummaryFailed
@@ -30,21 +30,6 @@ from graph_memory.summaries.service import SummaryFailed
 # than a handful belongs to the nightly run (mark them stale instead).
 REGENERATE_MAX = 10
 HISTORY_MAX = 20
-
-
-class DerivedAdmin(FirmScopedAdmin):
-    """Derived rows: viewable by the firm's admins and operators, never edited by hand."""
-
-    derived_data = True
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Node)

@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
 from graph_memory.admin_display import log_admin_action, time_column
-from graph_memory.admin_scoping import FirmScopedAdmin
+from graph_memory.admin_scoping import DerivedAdmin
 from graph_memory.documents.index import mark_documents_stale
 from graph_memory.models import DocumentIndex, DocumentQuery
 
@@ -29,21 +29,8 @@ REASONS = {
 }
 
 
-class _ReadOnly(FirmScopedAdmin):
-    derived_data = True
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(DocumentIndex)
-class DocumentIndexAdmin(_ReadOnly):
+class DocumentIndexAdmin(DerivedAdmin):
     built_at_local = time_column("built_at", "built")
     # Six columns fit 1400 px; builder, pages and the report are on the change page.
     list_display = ["document_key", "title", "case", "stale", "terms", "built_at_local", "firm"]
@@ -95,7 +82,7 @@ class DocumentIndexAdmin(_ReadOnly):
 
 
 @admin.register(DocumentQuery)
-class DocumentQueryAdmin(_ReadOnly):
+class DocumentQueryAdmin(DerivedAdmin):
     created_at_local = time_column("created_at", "at")
     # Six columns; router, tokens and the error are on the change page.
     list_display = ["created_at_local", "case", "viewer", "outcome", "quotes", "latency_ms", "firm"]

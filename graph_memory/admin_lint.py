@@ -19,26 +19,13 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from graph_memory import services, tasks
-from graph_memory.admin_scoping import FirmScopedAdmin
+from graph_memory.admin_scoping import DerivedAdmin
 from graph_memory.lint import CHECKS, last_lint_run
 from graph_memory.models import LintFinding, LintRun
 
 
-class _ReadOnly(FirmScopedAdmin):
-    derived_data = True
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(LintRun)
-class LintRunAdmin(_ReadOnly):
+class LintRunAdmin(DerivedAdmin):
     list_display = ["started_at", "firm", "trigger", "status", "counts", "findings_link", "finished_at"]
     list_filter = ["status", "trigger", "firm"]
     list_select_related = ["firm"]
@@ -50,7 +37,7 @@ class LintRunAdmin(_ReadOnly):
 
 
 @admin.register(LintFinding)
-class LintFindingAdmin(_ReadOnly):
+class LintFindingAdmin(DerivedAdmin):
     list_display = ["severity", "kind", "code", "case", "message", "firm"]
     list_filter = ["kind", "severity", "code", "firm"]
     list_select_related = ["case", "firm"]

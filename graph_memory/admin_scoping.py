@@ -241,3 +241,18 @@ class FirmScopedInline(FirmScopedMixin, admin.TabularInline):
 
     exclude = ("firm",)
     extra = 0
+
+
+class DerivedAdmin(FirmScopedAdmin):
+    """Derived rows: viewable by the firm's admins and operators, never edited by hand."""
+
+    derived_data = True
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -117,15 +117,62 @@ def test_the_demo_prints_one_plain_line_per_step(
     lines = [line for line in out.splitlines() if line.strip()]
     steps = [line for line in lines if line.startswith("== ")]
     assert [s.split(" (")[0] for s in steps] == [
-        "== Database", "== Importing the demo firm", "== Connection map", "== Case summaries",
+        "== Database", "== Importing the demo firm", "== A long document on case 2026-014", "== Connection map",
+        "== Case summaries", "== Asking case 2026-014's long document as alice: \"What does the SPA say about the escrow release?\"",
     ]  # fmt: skip
     assert "already imported, nothing changed" in out  # the fixture imported it first
+    assert "390 pages, 30 articles with numbered clauses, added as 'spa-signed', processed" in out
+    assert "router offline, answerer offline: spa-signed#article-5" in out and "(p. 54)" in out
     # Inside a test transaction the import's map sync never commits: here the rebuild adds the rows.
     assert re.search(r"\n   (already up to date: \d+ rows checked, none written|\d+ nodes and \d+ edges added, )", out)
     assert re.search(r"\d+ written, 0 failed, 0 skipped; writer extractive, 0 model tokens \(it calls no model\)", out)
     for noise in ("{'", "it/s", "Loading weights", "|"):
         assert noise not in out, noise
     assert "it/s" not in err and "Loading weights" not in err  # no progress bars (the memory's log lines may be)
+
+
+def test_the_demo_asks_its_long_document_and_gets_the_escrow_clause_verbatim_with_its_page(
+    demo_firm: Firm, settings: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from demo import run
+    from graph_memory import access, services
+    from graph_memory.documents import answers
+    from graph_memory.documents.terms import quote_on_page
+    from graph_memory.models import DocumentIndex, DocumentQuery, Node
+    from practice.models import Case, Document
+    from tests.document_support import ESCROW_CLAUSE
+    from tests.long_documents import long_agreement
+
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "WRITER": "extractive"}
+    spec = run.LONG_DOCUMENT
+    pages, questions = long_agreement(articles=spec["articles"], pages_per_article=spec["pages_per_article"])
+    escrow = next(q for q in questions if q.clause == ESCROW_CLAUSE)
+    assert (len(pages), escrow.page) == (390, 54)  # what the README says the demo prints
+    run.add_long_document(demo_firm)
+    services.graph_rebuild_firm(firm_id=demo_firm.pk)  # the demo's next step; in a test transaction no sync commits
+    capsys.readouterr()
+    answer = run.ask_long_document(demo_firm)
+    out = capsys.readouterr().out
+    first = answer.quotes[0]
+    assert ESCROW_CLAUSE in first.text and first.page == escrow.page and first.document == "spa-signed"
+    assert answer.sections[0] == "spa-signed#article-5" and (answer.router, answer.answerer) == ("offline", "offline")
+    assert all(quote_on_page(q.text, pages[q.page - 1]) for q in answer.quotes)  # every quote verbatim on its page
+    # What it prints is that quote, with its page (wrapped lines joined back).
+    printed = " ".join(line.strip() for line in out.splitlines()[2:])
+    assert f"\u201c{first.text}\u201d (p. 54)" in printed, out
+    assert DocumentQuery.objects.get().outcome == "success"
+    # A lawyer of the firm who may not open the case gets the one NotFound from the same service.
+    case = Case.objects.get(firm=demo_firm, key=spec["case"])
+    node = Node.objects.get(kind=Node.Kind.CASE, ref_id=case.pk)
+    with pytest.raises(access.NotFound):
+        answers.ask_documents(viewer=User.objects.get(username="carol"), node_id=node.pk, question=run.ASK["question"])
+    # A second run changes nothing and saves nothing (a save would flag the document's index stale again).
+    index = DocumentIndex.objects.get(case_id=case.pk, document_key="spa-signed")
+    assert (index.stale, index.page_count) == (False, 390)
+    run.add_long_document(demo_firm)
+    assert "already added, nothing changed (390 pages)" in capsys.readouterr().out
+    assert DocumentIndex.objects.get(pk=index.pk).stale is False
+    assert Document.objects.filter(case=case).count() == 4  # the import's three and the long one
 
 
 def test_issue_token_prints_the_same_token_until_rotated(personas: Personas) -> None:

@@ -190,3 +190,32 @@ def test_checks_name_bad_note_source_and_index_settings(settings: Any) -> None:
     assert sorted(e.id for e in check_compounding_settings()) == [
         "graph_memory.E080", "graph_memory.E080", "graph_memory.E081",
     ]  # fmt: skip
+
+
+def test_a_browser_session_without_its_csrf_token_is_refused_before_the_wall(world: World) -> None:
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(world.users["bob"])
+    before = state("2026-014")
+    answers = [
+        browser.post(f"/api/memory/cases/{case_id}/notes/", data=json.dumps({"title": "t", "text": "x"}),
+                     content_type="application/json")
+        for case_id in (str(node("case", C031).pk), str(node("case", C014).pk), str(uuid.uuid4()))
+    ]
+    # His own case, a hidden one and an absent one: the same 403 naming the CSRF check, not a 404.
+    assert {a.status_code for a in answers} == {403}
+    assert len({a.content for a in answers}) == 1
+    assert answers[0].json()["error"]["code"] == "csrf_failed"
+    assert state("2026-014") == before
+    # With the token the same session files into his own case.
+    browser.get("/api/memory/tools/")
+    token = browser.cookies["csrftoken"].value if "csrftoken" in browser.cookies else None
+    if token is None:
+        from django.middleware.csrf import _get_new_csrf_string
+
+        token = _get_new_csrf_string()
+        browser.cookies["csrftoken"] = token
+    filed = browser.post(f"/api/memory/cases/{node('case', C031).pk}/notes/", data=json.dumps({"title": "t", "text": "x"}),
+                         content_type="application/json", headers={"X-CSRFToken": token})
+    assert filed.status_code == 201, filed.content

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.authentication import SessionScheme
 from rest_framework import exceptions
-from rest_framework.authentication import TokenAuthentication, get_authorization_header
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication, get_authorization_header
 from rest_framework.request import Request
 
 KEYWORDS = (b"token", b"bearer")
@@ -32,3 +33,22 @@ class TokenOrBearerAuthentication(TokenAuthentication):
                 "Invalid token header. Token string should not contain invalid characters."
             ) from None
         return self.authenticate_credentials(key)
+
+
+class CsrfFailed(exceptions.PermissionDenied):
+    """A signed-in browser session's unsafe request without a valid CSRF token. Checked before any case is
+    looked up, so its 403 says nothing about what was asked for; not the 404 of a hidden case."""
+
+
+class CsrfCheckedSessionAuthentication(SessionAuthentication):
+    def enforce_csrf(self, request: Request) -> None:
+        try:
+            super().enforce_csrf(request)
+        except exceptions.PermissionDenied as exc:
+            raise CsrfFailed(exc.detail) from None
+
+
+class CsrfCheckedSessionScheme(SessionScheme):
+    """The schema's cookie sign-in, for the subclass too (drf-spectacular matches the session class exactly)."""
+
+    target_class = "graph_memory.api.authentication.CsrfCheckedSessionAuthentication"

@@ -19,6 +19,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from graph_memory.access import NotFound
 from graph_memory.adapter import NotSupported
+from graph_memory.api.authentication import CsrfFailed
 
 # Headers DRF's own handler sets that a client needs: how to authenticate, when to retry.
 _KEPT_HEADERS = {"www-authenticate", "retry-after"}
@@ -39,6 +40,10 @@ def _first_field_error(detail: Any) -> tuple[str | None, str]:
 
 
 def _error(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, CsrfFailed):
+        # Before the wall: the session's request itself is refused, whatever it names.
+        message = f"{exc.detail} Send the csrftoken cookie's value in an X-CSRFToken header, or use a token."
+        return Response(error_body("csrf_failed", message), status=status.HTTP_403_FORBIDDEN)
     if isinstance(exc, (NotFound, Http404, exceptions.NotFound, exceptions.PermissionDenied)):
         # The assistant's endpoints have no "forbidden" answer: what a viewer
         # may not see does not exist for them, with the one body for both.

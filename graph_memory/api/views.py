@@ -15,7 +15,6 @@ from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework import serializers
-from rest_framework.authentication import SessionAuthentication
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -25,7 +24,7 @@ from rest_framework.views import APIView
 
 from graph_memory import access, conf, services
 from graph_memory.api import tools
-from graph_memory.api.authentication import TokenOrBearerAuthentication
+from graph_memory.api.authentication import CsrfCheckedSessionAuthentication, CsrfFailed, TokenOrBearerAuthentication
 from graph_memory.api.errors import exception_handler
 from graph_memory.api.serializers import (
     ErrorOutputSerializer,
@@ -53,7 +52,7 @@ class MemoryWiring:
     WWW-Authenticate header makes DRF answer 401, not 403.
     """
 
-    authentication_classes = [TokenOrBearerAuthentication, SessionAuthentication]
+    authentication_classes = [TokenOrBearerAuthentication, CsrfCheckedSessionAuthentication]
     permission_classes = [IsAuthenticated]
     content_negotiation_class = DefaultContentNegotiation
     versioning_class = None  # a host's versioning would demand a version these routes do not have
@@ -391,7 +390,10 @@ class UnknownPathApi(MemoryApi):
     http_method_names = APIView.http_method_names
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
+        try:
+            super().initial(request, *args, **kwargs)
+        except CsrfFailed:
+            pass  # a path that is no endpoint is the one 404 for every method, a session's POST included
         raise access.NotFound
 
 

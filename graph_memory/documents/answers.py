@@ -27,6 +27,7 @@ from graph_memory import access, conf
 from graph_memory.adapter import DocumentRef, get_adapter
 from graph_memory.documents import index as indexes
 from graph_memory.documents import model as prompts
+from graph_memory.documents.offline import find_headings
 from graph_memory.documents.terms import BM25, query_tokens, quote_on_page, tokens
 from graph_memory.models import AICall, DocumentIndex, DocumentQuery, Node
 from graph_memory.selectors import NodeRef, node_get
@@ -235,8 +236,10 @@ def _passages(text: str) -> list[str]:
 
 
 def answer_offline(pages: Sequence[tuple[_Section, int, str]], question: str, *, limit: int) -> list[Quote]:
-    # Headings and page footers are no answer: a passage is a sentence or more.
-    candidates = [(s, n, p) for s, n, text in pages for p in _passages(text) if len(p.split()) >= PASSAGE_MIN_WORDS]
+    # Headings and page footers are no answer: a passage is a sentence or more, and not a clause heading
+    # ("5.2 Release of the Escrow Amount" has the question's words but not the clause's).
+    candidates = [(s, n, p) for s, n, text in pages for p in _passages(text)
+                  if len(p.split()) >= PASSAGE_MIN_WORDS and not find_headings([p])]  # fmt: skip
     wanted = query_tokens(question)
     if not candidates or not wanted:
         return []
