@@ -306,6 +306,30 @@ class _Endpoint:
         await self.manager.handle_request(scope, receive, send)
 
 
+class PrivateAnswers:
+    """Every MCP answer is one user's, as every API answer is (`MemoryWiring.cache_control`): no shared
+    cache may keep it or hand it to another user, whether it is a result, an error or the 401."""
+
+    HEADERS = [(b"cache-control", b"private, no-store"), (b"vary", b"Authorization, Cookie")]
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def private_send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                names = {name for name, _ in self.HEADERS}
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                message = {**message, "headers": kept + self.HEADERS}
+            await send(message)
+
+        await self.app(scope, receive, private_send)
+
+
 def mcp_http_app(*, path: str = "/mcp/") -> Starlette:
     """An ASGI app serving the tools over Streamable HTTP at `path` (with or without its trailing slash).
 
@@ -313,7 +337,7 @@ def mcp_http_app(*, path: str = "/mcp/") -> Starlette:
     manager. Mount it with `with_mcp` next to Django, or route to it yourself.
     """
     endpoint = _Endpoint(build_server(_viewer_from_request))
-    guarded = TokenAuthMiddleware(endpoint)
+    guarded = PrivateAnswers(TokenAuthMiddleware(endpoint))
     paths = {path, path.rstrip("/") or "/"}
     return Starlette(routes=[Route(p, guarded) for p in sorted(paths)], lifespan=endpoint.lifespan)
 

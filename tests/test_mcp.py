@@ -285,6 +285,28 @@ def test_anything_but_a_valid_token_gets_the_protocols_auth_error(
     assert seen and all(r.status_code == 401 for r in seen)
     assert all(r.headers["www-authenticate"].startswith('Bearer error="invalid_token"') for r in seen)
     assert all(r.json()["error"] == "invalid_token" for r in seen)
+    assert all(r.headers["cache-control"] == "private, no-store" for r in seen)
+
+
+def test_every_mcp_answer_is_private_to_its_user(world: World, mcp_url: str) -> None:
+    seen: list[httpx2.Response] = []
+
+    async def record(response: httpx2.Response) -> None:
+        await response.aread()
+        seen.append(response)
+
+    async def drive() -> None:
+        headers = {"Authorization": f"Token {world.tokens['alice']}"}
+        async with httpx2.AsyncClient(headers=headers, event_hooks={"response": [record]}) as http:
+            async with Client(streamable_http_client(mcp_url, http_client=http), mode="legacy") as client:
+                await client.list_tools()
+                await client.call_tool("find_nodes", {"q": "Northwind"})
+
+    anyio.run(drive)
+    assert len(seen) >= 2 and all(r.status_code < 300 for r in seen)
+    # Cache-Control and Vary as on every API answer: a shared cache keeps none of them.
+    assert {r.headers["cache-control"] for r in seen} == {"private, no-store"}
+    assert {r.headers["vary"] for r in seen} == {"Authorization, Cookie"}
 
 
 def test_a_token_sent_as_bearer_is_accepted_and_deactivating_the_user_locks_them_out(
