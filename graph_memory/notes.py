@@ -64,6 +64,14 @@ def notes_supported() -> bool:
     return get_adapter().supports("file_note")
 
 
+def _unencodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _checked(title: Any, text: Any, origin: NoteOrigin) -> tuple[str, str, NoteOrigin]:
     if not isinstance(text, str) or not text.strip():
         raise NoteInvalid("text", "This field may not be blank.")
@@ -76,10 +84,12 @@ def _checked(title: Any, text: Any, origin: NoteOrigin) -> tuple[str, str, NoteO
     for field, value in (("title", title), ("text", text)):
         if "\x00" in value:  # PostgreSQL text cannot hold it; refuse rather than alter the verbatim text
             raise NoteInvalid(field, "Null characters are not allowed.")
+        if _unencodable(value):  # a lone surrogate ("\ud800" in JSON): not text PostgreSQL can store
+            raise NoteInvalid(field, "Text must be valid Unicode (no lone surrogates).")
     ids = (origin.conversation_id, *origin.message_ids)
     if len(origin.message_ids) > ORIGIN_MAX_MESSAGES:
         raise NoteInvalid("origin", f"At most {ORIGIN_MAX_MESSAGES} message ids.")
-    if any(not isinstance(i, str) or len(i) > ORIGIN_ID_MAX_CHARS or "\x00" in i for i in ids):
+    if any(not isinstance(i, str) or len(i) > ORIGIN_ID_MAX_CHARS or "\x00" in i or _unencodable(i) for i in ids):
         raise NoteInvalid("origin", f"Ids are strings of at most {ORIGIN_ID_MAX_CHARS} characters.")
     return title, text, origin
 

@@ -109,6 +109,9 @@ def test_bob_cannot_file_on_a_case_he_may_not_open_and_nothing_is_written(world:
         ({"title": "t", "text": "x", "origin": {"message_ids": ["m"] * 101}}, "origin"),
         ({"title": "t", "text": "x", "origin": {"conversation_id": "c" * 201}}, "origin"),
         ({"title": "t", "text": "a\x00b"}, "text"),
+        ({"title": "t", "text": "lone \ud800 surrogate"}, "text"),
+        ({"title": "\udfff", "text": "x"}, "title"),
+        ({"title": "t", "text": "x", "origin": {"conversation_id": "c\ud800"}}, "origin"),
     ],
 )
 def test_bad_input_names_the_field_and_writes_nothing(world: World, body: dict[str, Any], field: str) -> None:
