@@ -1,7 +1,9 @@
 """`make demo`: bring the app up on the embedded database with the demo firm loaded.
 
-Migrates, imports the demo firm, builds the connection map and the summaries,
-starts the server on 127.0.0.1:8000, then shows what the API answers to the
+Migrates, imports the demo firm, gives its acquisition case a long document (a
+generated 390-page share purchase agreement), builds the connection map and the
+summaries, asks the long document about its escrow-release clause (the verbatim
+quote and its page), starts the server on 127.0.0.1:8000, then shows what the API answers to the
 same questions for alice, bob and dana, so the wall is visible in the first
 minute. Ctrl-C stops the server.
 """
@@ -238,9 +240,14 @@ def main() -> None:
     log_path = ROOT / ".run" / "demo-server.log"
     log_path.parent.mkdir(exist_ok=True)
     log = log_path.open("ab")
+    # uvicorn, the ASGI server: the ask endpoint's Server-Sent Events and MCP at /mcp/ need it
+    # (runserver is WSGI). With DJANGO_DEBUG=1 config/asgi.py serves admin's static files too.
+    address, _, port = HOST.partition(":")
     server = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "runserver", HOST, "--noreload"], cwd=ROOT, stdout=log, stderr=log
-    )
+        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", address, "--port", port,
+         "--log-level", "warning"],
+        cwd=ROOT, stdout=log, stderr=log,
+    )  # fmt: skip
     print(f"(server log: {log_path.relative_to(ROOT)})")
     try:
         wait_for_server(server)
