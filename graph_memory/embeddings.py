@@ -17,6 +17,7 @@ import functools
 import importlib.util
 import logging
 import math
+import numbers
 import os
 import threading
 import time
@@ -73,8 +74,9 @@ def _checked(vectors: Any, count: int) -> list[list[float]]:
     for vector in vectors:
         if not isinstance(vector, list):
             raise EmbeddingError(f"a vector is {type(vector).__name__}, not a list of numbers")
-        # JSON numbers only: a string, a null or a boolean in a vector is garbage, not a value to coerce.
-        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vector):
+        # Real numbers only (a host's numpy float32 counts): a string, a null or a boolean in a
+        # vector is garbage, not a value to coerce.
+        if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in vector):
             raise EmbeddingError("a vector holds a value that is not a number")
         try:
             values = [float(v) for v in vector]

@@ -198,6 +198,9 @@ def test_a_failed_answer_call_falls_back_to_passages_and_is_logged(world, openai
 # --- served as events ----------------------------------------------------------------------------
 
 
+# The test client is WSGI-like: Django warns that it consumes the async stream synchronously, which is
+# the point here (a WSGI server gets the whole answer too). The real ASGI server is tested below.
+@pytest.mark.filterwarnings("ignore:StreamingHttpResponse must consume asynchronous iterators")
 def test_server_sent_events_through_the_test_client(world) -> None:
     client = HttpClient(headers=world.headers("owner"))
     response = client.get(f"/api/memory/cases/{world.case_node}/ask/", {"q": ESCROW_Q}, HTTP_ACCEPT="text/event-stream")

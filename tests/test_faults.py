@@ -514,6 +514,18 @@ def test_any_embedder_failure_is_an_embedding_error(answer: Any, fault_settings:
     assert AICall.objects.filter(purpose=AICall.Purpose.EMBEDDING, outcome=AICall.Outcome.ERROR).count() == 2
 
 
+@pytest.mark.django_db
+def test_a_host_embedder_answering_numpy_numbers_is_no_failure() -> None:
+    import numpy as np
+
+    vector = np.linspace(0.1, 1.0, WIDTH, dtype=np.float32)
+    # list(array) holds numpy float32 scalars, which are real numbers but not Python floats.
+    firm_id = CaseFactory().firm_id
+    embedded = embeddings.embed_texts(HostEmbedder(embeddings.Embedded(vectors=[list(vector)])), ["x"], firm_id=firm_id)
+    assert embedded.vectors == [[float(v) for v in vector]]
+    assert all(type(v) is float for v in embedded.vectors[0])
+
+
 # --- Runs whose worker died ---------------------------------------------------------------------
 
 
