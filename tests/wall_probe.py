@@ -94,9 +94,13 @@ class Wall:
         unreachable = set(ids) - self.reachable
         self.forbidden_ids = {ids[k] for k in unreachable}
         shown = [oracle.labels[k] for k in self.reachable]
-        # A hidden party's label may legitimately appear inside a visible one ("Acme Corp" in "Acme Corp.").
+        # A hidden party's label may legitimately appear inside a visible one ("Acme Corp" in "Acme Corp."),
+        # or be a visible one with a full stop, which a rendered sentence adds ("Counterparty: Northwind Corp."
+        # for a visible "Northwind Corp" beside a hidden "Northwind Corp."). Canaries and ids still catch those.
         self.forbidden_labels = [
-            oracle.labels[k] for k in unreachable if not any(oracle.labels[k] in label for label in shown)
+            oracle.labels[k]
+            for k in unreachable
+            if not any(oracle.labels[k] in label or oracle.labels[k].rstrip(".") == label.rstrip(".") for label in shown)
         ]
         self.client = APIClient()
         # Signed in as the viewer; an inactive one stands for a session that outlived the deactivation.
