@@ -21,22 +21,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, scratch_database  # noqa: E402
+from bench.scratch import drop_database, percentile, progress, scratch_database  # noqa: E402
 
 DB_NAME = "bench_conflicts"
 PARTIES = int(os.environ.get("BENCH_CONFLICT_PARTIES", 10_000))
 PER_CLASS = int(os.environ.get("BENCH_CONFLICT_QUERIES", 500))
 LAWYER_SHARE = 0.1
 WARMUP = 20
-
-
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def main() -> None:

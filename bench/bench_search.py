@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, scratch_database  # noqa: E402
+from bench.scratch import drop_database, percentile, progress, scratch_database  # noqa: E402
 
 DB_NAME = "bench_search"
 # Smaller runs while developing: BENCH_SEARCH_FIRMS=2 BENCH_SEARCH_PER_FIRM=2000 BENCH_REAL_CASES=1000 ...
@@ -31,15 +31,6 @@ QUERIES = int(os.environ.get("BENCH_SEARCH_QUERIES", 60))
 WARMUP = 5
 BRIEF_REPEATS = 60
 FLOORS = [round(0.20 + 0.01 * i, 2) for i in range(31)]
-
-
-def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ database, points Django at it before `django.setup()`, and drops it at the end.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -34,3 +35,14 @@ def drop_database(admin_url: str, name: str) -> None:
     connections.close_all()
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def progress(message: str) -> None:
+    """A progress line on stderr (stdout carries the section a benchmark writes)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The p-th percentile (0-100) of `values`, nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]

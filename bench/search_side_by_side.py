@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from django.test import override_settings
 from pgvector import Vector
 
+from bench.scratch import percentile
 from graph_memory import access, search
 from graph_memory.models import CaseSummary
 
@@ -68,11 +69,6 @@ def rankers(model: str, settings_base: dict[str, Any]) -> dict[str, Callable[[An
         APPROACHES[3]: lambda v, q: (_peer(v, q, model, 10, iterative="off"), ""),
         APPROACHES[4]: lambda v, q: (_peer(v, q, model, 10, iterative="relaxed_order"), ""),
     }
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def measure(
