@@ -84,22 +84,15 @@ def lint_records(*, firm_id: int, cited: Mapping[str, Collection[tuple[int, str]
                 found.append(
                     (i["case_id"], Record("invoice", i["key"], title=i["number"], date=i["issued"], fields=fields))
                 )
-    if cited.get("note"):
-        pairs, scope = asked("note")
-        rows = Note.objects.filter(**scope).values_list("case_id", "key", "title", "created", "text")
-        found += [
-            (case_id, Record("note", key, title=title, date=created, text=text))
-            for case_id, key, title, created, text in rows
-            if (case_id, key) in pairs
-        ]
-    if cited.get("draft"):
-        pairs, scope = asked("draft")
-        rows = Draft.objects.filter(**scope).values_list("case_id", "key", "title", "created", "text")
-        found += [
-            (case_id, Record("draft", key, title=title, date=created, text=text))
-            for case_id, key, title, created, text in rows
-            if (case_id, key) in pairs
-        ]
+    for kind, model in (("note", Note), ("draft", Draft)):  # the same shape: a title and a text
+        if cited.get(kind):
+            pairs, scope = asked(kind)
+            rows = model.objects.filter(**scope).values_list("case_id", "key", "title", "created", "text")
+            found += [
+                (case_id, Record(kind, key, title=title, date=created, text=text))
+                for case_id, key, title, created, text in rows
+                if (case_id, key) in pairs
+            ]
     if cited.get("document"):
         pairs, scope = asked("document")
         rows = Document.objects.filter(**scope, status=Document.Status.PROCESSED).values_list(
