@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class GraphMemoryConfig(AppConfig):
@@ -19,3 +22,15 @@ class GraphMemoryConfig(AppConfig):
         except ImproperlyConfigured:
             return  # a system check names the problem; nothing can be watched without an adapter
         signals.connect(adapter.changes())
+        post_migrate.connect(_install_sight_triggers, sender=self)
+
+
+def _install_sight_triggers(using: str, **_: Any) -> None:
+    """After every migrate (and flush): the triggers that keep lawyers' sight current (graph_memory.sight)."""
+    from django.db import connections
+
+    from graph_memory import sight
+    from graph_memory.models import SightViewer
+
+    if SightViewer._meta.db_table in connections[using].introspection.table_names():
+        sight.install(using=using)

@@ -16,7 +16,7 @@ from typing import Any
 from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Greatest
 
-from graph_memory import access, conf, walled_reads
+from graph_memory import access, conf, sight, walled_reads
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Edge, Node
 from graph_memory.refresh.on_demand import ensure_summary
@@ -156,9 +156,12 @@ def _cases_of(viewer: Any, node: Node) -> QuerySet[Any]:
         edges = Edge.objects.filter(Q(source_id=node.pk) | Q(target_id=node.pk)).values("case_id")
         return access.visible_cases(viewer).filter(pk__in=edges)
     visible_sql, visible_params = access.visible_case_ids_sql(viewer)
-    connected = walled_reads.CASES_OF_NODE.format(visible=visible_sql)
+    connected, params = walled_reads.CASES_OF_NODE, [*visible_params, node.pk, node.pk, node.pk]
+    if sight.uses_sight(viewer):  # or from their sight while it is current (`node_get` found it and rebuilds it)
+        sighted = (walled_reads.SIGHT_CASES_OF_NODE, [*visible_params, viewer.pk, node.pk])
+        connected, params = sight.gated(viewer, sighted=sighted, walled=(connected, params))
     firm_cases = case_model().objects.filter(**{f"{get_adapter().case_firm_field}_id": access.viewer_firm_id(viewer)})
-    return firm_cases.filter(access.case_ids_in(connected, (*visible_params, node.pk, node.pk, node.pk)))
+    return firm_cases.filter(access.case_ids_in(connected.format(visible=visible_sql), tuple(params)))
 
 
 def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None) -> Brief:

@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 NOTICE = (
     "AI-written orientation compiled from this firm's own records for the signed-in user; "
@@ -90,6 +91,10 @@ DEFAULTS: dict[str, Any] = {
     # Context slice caps not covered above (summaries/context.py).
     "CONTEXT_MAX_COUNTERPARTIES": 10,
     "CONTEXT_MAX_PAGES_PER_DOCUMENT": 3,
+    # Lawyers' reads: keep the nodes of each lawyer's cases beside the map (graph_memory/sight.py,
+    # on hosts that grant through django-guardian), so a walk, lookup or conflict check costs what
+    # they see, however many cases they may open; False answers from their cases every time.
+    "LAWYER_SIGHT": True,
     # Search: an exact scan when the viewer sees at most SEARCH_EXACT_MAX vectors, or at most
     # SEARCH_EXACT_SHARE of the vectors in the index; otherwise the HNSW index (iterative scan)
     # with this candidate list size (hnsw.ef_search). docs/BENCHMARKS.md has the crossover.
@@ -126,6 +131,7 @@ DEFAULTS: dict[str, Any] = {
 _INT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, int) and not isinstance(v, bool)}
 _OPTIONAL_INT_KEYS = {"NIGHTLY_TOKEN_BUDGET", "OPENAI_MAX_TOKENS"}  # None by default, an integer when set
 _FLOAT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, float)}
+_BOOL_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, bool)}
 
 
 def _from_env(key: str) -> Any:
@@ -136,6 +142,10 @@ def _from_env(key: str) -> Any:
         return int(raw) if raw.strip() else None
     if key in _FLOAT_KEYS:
         return float(raw)
+    if key in _BOOL_KEYS:
+        if raw.strip().lower() not in {"1", "true", "yes", "on", "0", "false", "no", "off"}:
+            raise ImproperlyConfigured(f"GRAPH_MEMORY_{key} must be one of 1, true, yes, on, 0, false, no, off")
+        return raw.strip().lower() in {"1", "true", "yes", "on"}
     return raw
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from graph_memory import access, conf, names, walled_reads
+from graph_memory import access, conf, names, sight, walled_reads
 from graph_memory.models import Edge, Node
 from graph_memory.models.graph import PARTY_VARIANTS_COLUMN
 from graph_memory.names import lookup_key
@@ -94,6 +94,9 @@ def _parse_node_id(node_id: Any) -> uuid.UUID:
         raise access.NotFound from None
 
 
+_NODE_COLUMNS = [field.column for field in Node._meta.concrete_fields]
+
+
 def node_get(*, viewer: Any, node_id: Any) -> Node:
     """The node if this viewer reaches it through a case they may open; `NotFound` otherwise.
 
@@ -107,8 +110,16 @@ def node_get(*, viewer: Any, node_id: Any) -> Node:
         node = Node.objects.filter(pk=pk, firm_id=firm_id).filter(_reachable(viewer)).first()
     else:  # from the viewer's cases: a hidden node costs what an unknown id does
         visible_sql, visible_params = access.visible_case_ids_sql(viewer)
-        sql = walled_reads.NODE.format(visible=visible_sql)
-        node = next(iter(Node.objects.raw(sql, [pk, firm_id, *visible_params, *visible_params, pk, pk, pk])), None)
+        sql, params = walled_reads.NODE, [pk, firm_id, *visible_params, *visible_params, pk, pk, pk]
+        if sight.uses_sight(viewer):  # from their sight while it is current (graph_memory.sight)
+            columns = ", ".join(_NODE_COLUMNS)  # the model's own (the node table has one more)
+            sighted = (f"SELECT {columns} FROM ({walled_reads.SIGHT_NODE}) n", [pk, firm_id, *visible_params, *visible_params, viewer.pk])
+            walled = (f"SELECT {columns} FROM ({sql}) n", params)
+            rows, read = sight.answer(viewer, sighted=sighted, walled=walled, columns=len(_NODE_COLUMNS),
+                                      visible_sql=visible_sql)  # fmt: skip
+            node = Node.from_db(connection.alias, read, rows[0]) if rows else None
+        else:
+            node = next(iter(Node.objects.raw(sql.format(visible=visible_sql), params)), None)
     if node is None:
         raise access.NotFound
     return node
@@ -173,14 +184,15 @@ def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit:
         raise access.NotFound
     visible_sql, visible_params = visible
     firm_id = access.viewer_firm_id(viewer)
+    sighted = None
     if access.sees_whole_firm(viewer):
         sql, params = _WALK_SQL, [pk, firm_id, kind, kind, *visible_params, limit + 1, *visible_params]
     else:  # from the viewer's cases (walled_reads)
         sql = walled_reads.WALK
         params = [pk, firm_id, *visible_params, *visible_params, pk, pk, pk, kind, kind, limit + 1]
-    with connection.cursor() as cursor:
-        cursor.execute(sql.format(visible=visible_sql), params)
-        rows = cursor.fetchall()
+        if sight.uses_sight(viewer):  # or from their sight while it is current
+            sighted = (walled_reads.SIGHT_WALK, [pk, firm_id, *visible_params, viewer.pk, pk, kind, kind, limit + 1])
+    rows = _rows(viewer, (sql, params), sighted, columns=7, visible_sql=visible_sql)
     if not rows:
         raise access.NotFound
     me = NodeRef(id=str(rows[0][0]), kind=rows[0][1], label=rows[0][2])
@@ -192,6 +204,18 @@ def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit:
         # Every edge joins its own case's node to something: one of the two ends is the case.
         results.append(Neighbor(node=other, edge=edge, case=me if me.kind == Node.Kind.CASE else other))
     return NeighborPage(node=me, results=results, has_more=len(rows) > limit)
+
+
+def _rows(
+    viewer: Any, walled: tuple[str, list[Any]], sighted: tuple[str, list[Any]] | None, *, columns: int, visible_sql: str
+) -> list[tuple]:
+    """The rows of a read: from the viewer's sight when there is a `sighted` statement (graph_memory.sight,
+    which falls back to `walled` while the sight is not current), else of `walled` itself."""
+    if sighted is not None:
+        return sight.answer(viewer, sighted=sighted, walled=walled, columns=columns, visible_sql=visible_sql)[0]
+    with connection.cursor() as cursor:
+        cursor.execute(walled[0].format(visible=visible_sql), walled[1])
+        return cursor.fetchall()
 
 
 def _like_escape(text: str) -> str:
@@ -226,14 +250,16 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
         return NodePage(results=[], has_more=False)
     visible_sql, visible_params = visible
     pattern, firm_id = _like_escape(key), access.viewer_firm_id(viewer)
+    sighted = None
     if access.sees_whole_firm(viewer):
         sql, params = _LOOKUP_SQL, [f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, *visible_params, limit + 1]
     else:  # from the viewer's cases (walled_reads)
         sql = walled_reads.LOOKUP
         params = [*visible_params, f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, limit + 1]
-    with connection.cursor() as cursor:
-        cursor.execute(sql.format(visible=visible_sql), params)
-        rows = cursor.fetchall()
+        if sight.uses_sight(viewer):  # or from their sight while it is current
+            sighted = (walled_reads.SIGHT_LOOKUP, [f"{pattern}%", viewer.pk, f"%{pattern}%", kind, kind,
+                                                   *visible_params, limit + 1])  # fmt: skip
+    rows = _rows(viewer, (sql, params), sighted, columns=3, visible_sql=visible_sql)
     results = [NodeRef(id=str(pk), kind=node_kind, label=label) for pk, node_kind, label in rows[:limit]]
     return NodePage(results=results, has_more=len(rows) > limit)
 
@@ -320,6 +346,7 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         return ConflictReport(name=name, matches=[], has_more=False)
     visible_sql, visible_params = visible
     words = sorted({f"% {_like_escape(w)} %" for w in query.words})
+    sighted = None
     if access.sees_whole_firm(viewer):
         sql = _CONFLICT_SQL
         params = [*_wanted(query, firm_id), firm_id, query.key, query.key, words, firm_id,
@@ -329,9 +356,11 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         wanted = _wanted(query, firm_id)
         params = [*wanted, *visible_params, firm_id, wanted[0], query.key, query.key, words,
                   CONFLICT_CANDIDATES + 1, limit + 1]  # fmt: skip
-    with connection.cursor() as cursor:
-        cursor.execute(sql.format(visible=visible_sql), params)
-        rows = cursor.fetchall()
+        if sight.uses_sight(viewer):  # or from the parties in their sight while it is current
+            sighted = (walled_reads.SIGHT_CONFLICTS, [*wanted, viewer.pk, firm_id, wanted[0], query.key, query.key,
+                                                      words, CONFLICT_CANDIDATES + 1, viewer.pk, *visible_params,
+                                                      limit + 1])  # fmt: skip
+    rows = _rows(viewer, (sql, params), sighted, columns=9, visible_sql=visible_sql)
     parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}
     for p_id, p_kind, p_label, p_key, p_lookup, c_id, c_kind, c_label, edge in rows:
         if p_id not in parties:

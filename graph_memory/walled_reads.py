@@ -13,11 +13,17 @@ subquery with OFFSET 0: PostgreSQL must run it as a nested loop driven by the
 visible side, whatever its statistics say about the size of the firm. `{visible}`
 is the access statement, formatted in by the caller; parameters are listed per
 statement.
+
+On a host that grants through django-guardian the SIGHT_ statements at the end
+answer the same reads from the viewer's own rows of graph_memory_sight, which
+triggers keep current (graph_memory.sight): their cost follows what the viewer
+finds, not how many cases they may open (issue 14). `sight.gated` runs them
+only while those rows are current, and the statements above otherwise.
 """
 
 from __future__ import annotations
 
-from graph_memory.models import Edge, Node
+from graph_memory.models import Edge, Node, Sight
 from graph_memory.models.graph import PARTY_VARIANTS_COLUMN
 
 N, E = Node._meta.db_table, Edge._meta.db_table
@@ -147,6 +153,114 @@ seen AS (
     FROM found f JOIN party p ON p.id = f.id
     ORDER BY exact DESC, words DESC, p.label, p.id
     LIMIT %s
+)
+SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge FROM (
+    SELECT s.id, c.id AS case_id, c.kind, c.label, l.edge,
+           row_number() OVER (PARTITION BY s.id ORDER BY c.label, c.id, l.edge) AS n
+    FROM seen s JOIN link l ON l.party = s.id
+    CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = l.case_node OFFSET 0) c
+) m (party, id, kind, label, edge, n) JOIN seen s ON s.id = m.party
+WHERE m.n <= %s
+ORDER BY m.party, m.n
+"""
+
+
+# --- the same reads from the viewer's sight (graph_memory.sight) ---------------------------------
+# Each reads the viewer's own rows of graph_memory_sight by primary key (viewer, node), so its cost
+# follows what it finds there; `sight.gated` runs it only while the rows are current, and every row
+# it returns is checked once more against the wall itself (`_STILL_OPEN`). Same columns as above.
+S = Sight._meta.db_table
+# A join keeping a row only if the viewer may still open its case: one probe of the wall per row
+# (LIMIT 1 keeps PostgreSQL from joining the whole list of visible cases instead).
+_STILL_OPEN = "CROSS JOIN LATERAL (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = {case} LIMIT 1) still_open"
+
+# A node if the viewer reaches it: a case node they may open (one probe of the wall, as in NODE:
+# the case need not have edges yet), or any node in their sight. Params: node id, firm id, access, access, viewer.
+SIGHT_NODE = f"""
+WITH me AS (SELECT * FROM {N} WHERE id = %s AND firm_id = %s)
+SELECT me.* FROM me
+WHERE (me.kind = '{CASE}' AND EXISTS (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = me.ref_id))
+   OR EXISTS (SELECT 1 FROM {S} s {_STILL_OPEN.format(case="s.case_id")} WHERE s.viewer_id = %s AND s.node_id = me.id)
+"""
+
+# Params: node id, firm id, access, viewer, node id, kind, kind, limit + 1.
+SIGHT_WALK = f"""
+WITH me AS (SELECT id, kind, label FROM {N} WHERE id = %s AND firm_id = %s),
+mine AS (
+    SELECT e.kind, e.case_id, CASE WHEN e.source_id = s.node_id THEN e.target_id ELSE e.source_id END AS other
+    FROM {S} s CROSS JOIN LATERAL (
+        SELECT * FROM {E} e WHERE e.case_id = s.case_id AND (e.source_id = s.node_id OR e.target_id = s.node_id) OFFSET 0
+    ) e {_STILL_OPEN.format(case="s.case_id")}
+    WHERE s.viewer_id = %s AND s.node_id = %s
+)
+SELECT me.id, me.kind, me.label, page.id, page.kind, page.label, page.edge
+FROM me LEFT JOIN LATERAL (
+    SELECT o.id, o.kind, o.label, m.kind AS edge
+    FROM mine m CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = m.other OFFSET 0) o
+    WHERE %s::text IS NULL OR o.kind = %s
+    ORDER BY o.kind, o.label, o.id, m.kind LIMIT %s
+) page ON true
+WHERE EXISTS (SELECT 1 FROM mine)
+"""
+
+# Params: access, viewer, node id.
+SIGHT_CASES_OF_NODE = f"""
+SELECT DISTINCT s.case_id FROM {S} s {_STILL_OPEN.format(case="s.case_id")}
+WHERE s.viewer_id = %s AND s.node_id = %s
+"""
+
+# Names are matched on the sight's own copy (the node trigger keeps it); the wall is checked lazily,
+# in order, until the page is full. Params: prefix pattern, viewer, pattern, kind, kind, access, limit + 1.
+SIGHT_LOOKUP = f"""
+SELECT n.node_id, n.kind, n.label FROM (
+    SELECT * FROM (
+        SELECT DISTINCT ON (s.node_id) s.node_id, s.kind, s.label, s.case_id, s.name_key LIKE %s AS prefix
+        FROM {S} s WHERE s.viewer_id = %s AND s.name_key LIKE %s AND (%s::text IS NULL OR s.kind = %s)
+        ORDER BY s.node_id, s.case_id
+    ) d ORDER BY d.prefix DESC, d.label, d.node_id OFFSET 0
+) n {_STILL_OPEN.format(case="n.case_id")}
+ORDER BY n.prefix DESC, n.label, n.node_id
+LIMIT %s
+"""
+
+# Conflict check: the parties in the viewer's sight, tested as in CONFLICTS; only the parties
+# found are then joined to their cases. Params: variants, readings, words, viewer, firm id,
+# variants, key, key, word patterns, cap + 1, viewer, access, limit + 1.
+SIGHT_CONFLICTS = f"""
+WITH wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
+needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading),
+party AS MATERIALIZED (
+    SELECT p.* FROM (SELECT DISTINCT s.node_id FROM {S} s WHERE s.viewer_id = %s AND s.kind IN {PARTY_KINDS}) l
+    CROSS JOIN LATERAL (
+        SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.{PARTY_VARIANTS_COLUMN} AS variants FROM {N} p
+        WHERE p.id = l.node_id AND p.firm_id = %s AND p.kind IN {PARTY_KINDS} OFFSET 0
+    ) p
+),
+held AS (
+    SELECT p.id, w.reading, count(DISTINCT w.word) AS words
+    FROM party p CROSS JOIN LATERAL (SELECT v FROM unnest(p.variants) v WHERE v = ANY(%s::text[])) v(variant)
+    JOIN wanted w ON w.variant = v.variant
+    GROUP BY p.id, w.reading
+),
+found AS (
+    SELECT h.id FROM held h JOIN needed n ON n.reading = h.reading AND n.words = h.words
+    UNION
+    SELECT p.id FROM party p WHERE p.party_key = %s
+),
+seen AS MATERIALIZED (
+    SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
+           ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
+    FROM found f JOIN party p ON p.id = f.id
+    ORDER BY exact DESC, words DESC, p.label, p.id
+    LIMIT %s
+),
+link AS (
+    SELECT s.node_id AS party, e.source_id AS case_node, e.kind AS edge
+    FROM seen x JOIN {S} s ON s.viewer_id = %s AND s.node_id = x.id
+    CROSS JOIN LATERAL (
+        SELECT e.source_id, e.kind FROM {E} e
+        WHERE e.case_id = s.case_id AND e.target_id = s.node_id AND e.kind IN {PARTY_EDGES} OFFSET 0
+    ) e {_STILL_OPEN.format(case="s.case_id")}
 )
 SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge FROM (
     SELECT s.id, c.id AS case_id, c.kind, c.label, l.edge,

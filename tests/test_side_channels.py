@@ -9,6 +9,10 @@ match the query (hidden-heavy) must leave that count exactly where it was
 without them (hidden rows absent). The reads used to find matches first and
 check the wall after, so there the count grew with every hidden match.
 bench/bench_timing.py measures the same worlds with a stopwatch.
+
+Each test runs twice: with the lawyer's sight current (graph_memory.sight: the
+reads answer from their own rows) and with it stale (the reads answer from the
+cases they may open, in a second statement).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
-from graph_memory import access, services
+from graph_memory import access, services, sight
 from graph_memory.models import Node
 from practice.models import Case, CaseCounterparty, Client
 from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, FirmFactory, UserFactory
@@ -62,13 +66,19 @@ def rows_touched(read: Callable[[], Any]) -> float:
     return total
 
 
-def _analyze() -> None:
+def _settle(world: dict[str, Any]) -> None:
+    """After a change: the lawyer's sight rebuilt (or left stale, by the world's mode), then ANALYZE."""
+    if world["mode"] == "sight":
+        sight.rebuild(world["lawyer"])
+        assert sight.current(world["lawyer"])
+    else:
+        assert not sight.current(world["lawyer"])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
 
 
-@pytest.fixture
-def firm_world() -> dict[str, Any]:
+@pytest.fixture(params=["sight", "cases"])
+def firm_world(request: pytest.FixtureRequest) -> dict[str, Any]:
     """A lawyer on three cases of a firm; a colleague whose cases will be hidden from the lawyer."""
     firm = FirmFactory(slug="side-channels")
     lawyer = UserFactory(firm=firm, username="few-cases")
@@ -79,7 +89,7 @@ def firm_world() -> dict[str, Any]:
         CaseCounterparty.objects.create(firm=firm, case=case, counterparty=CounterpartyFactory(firm=firm, name=f"Visible Opponent {i} LLC"))
     CaseFactory(firm=firm, owner=colleague, title="Unrelated hidden matter")
     services.graph_rebuild_firm(firm_id=firm.pk)
-    return {"firm": firm, "lawyer": lawyer, "colleague": colleague, "admin": admin}
+    return {"firm": firm, "lawyer": lawyer, "colleague": colleague, "admin": admin, "mode": request.param}
 
 
 def _add_hidden(world: dict[str, Any], count: int = HIDDEN) -> str:
@@ -108,10 +118,10 @@ def test_a_lawyers_reads_touch_no_more_rows_as_hidden_matches_grow(firm_world: d
     world = firm_world
     lawyer = world["lawyer"]
     hub_id = _add_hidden(world, 5)
-    _analyze()
+    _settle(world)
     few = {name: rows_touched(read) for name, read in _reads(lawyer, hub_id).items()}
     _add_hidden(world, HIDDEN)
-    _analyze()
+    _settle(world)
     many = {name: rows_touched(read) for name, read in _reads(lawyer, hub_id).items()}
     # The answers are the same (nothing), and so is the work done to give them.
     assert services.nodes_lookup(viewer=lawyer, q="hub").results == []
@@ -126,7 +136,7 @@ def test_a_hidden_node_and_an_unknown_id_cost_the_same_walk(firm_world: dict[str
     only reading the node's own row (one row) tells them apart."""
     world = firm_world
     hub_id = _add_hidden(world)
-    _analyze()
+    _settle(world)
     for name in ("walk", "brief"):
         hidden = rows_touched(_reads(world["lawyer"], hub_id)[name])
         unknown = rows_touched(_reads(world["lawyer"], str(uuid.uuid4()))[name])
@@ -138,12 +148,12 @@ def test_the_count_is_sensitive_the_same_reads_see_a_visible_match(firm_world: d
     world = firm_world
     lawyer = world["lawyer"]
     hub_id = _add_hidden(world)
-    _analyze()
+    _settle(world)
     before = {name: rows_touched(read) for name, read in _reads(lawyer, hub_id).items()}
     hub = Node.objects.get(pk=hub_id)
     CaseFactory(firm=world["firm"], owner=lawyer, title="Matter the lawyer runs", client_id=hub.ref_id)
     services.graph_rebuild_firm(firm_id=world["firm"].pk)
-    _analyze()
+    _settle(world)
     after = {name: rows_touched(read) for name, read in _reads(lawyer, hub_id).items()}
     assert [r.label for r in services.nodes_lookup(viewer=lawyer, q="hub").results] == ["Hub Holdings, Inc."]
     assert all(after[name] > before[name] for name in before), (before, after)

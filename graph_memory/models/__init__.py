@@ -4,6 +4,7 @@ from graph_memory.models.documents import DocumentIndex, DocumentQuery
 from graph_memory.models.graph import Edge, Node
 from graph_memory.models.lint import LintFinding, LintRun
 from graph_memory.models.refresh import RefreshRun
+from graph_memory.models.sight import Sight, SightViewer
 from graph_memory.models.summaries import AICall, CaseSummary, SummaryVersion
 
 __all__ = [
@@ -16,5 +17,7 @@ __all__ = [
     "LintRun",
     "Node",
     "RefreshRun",
+    "Sight",
+    "SightViewer",
     "SummaryVersion",
 ]
