@@ -126,11 +126,13 @@ def main() -> None:
 
 
 def run() -> None:
+    from django.conf import settings
     from django.core.management import call_command
     from django.db import connection, transaction
+    from django.test import override_settings
 
-    from graph_memory import access, services
-    from graph_memory.models import Edge, Node
+    from graph_memory import access, services, sight
+    from graph_memory.models import Edge, Node, Sight
     from practice.models import Case, Client
 
     load_before = os.getloadavg()[0]
@@ -185,46 +187,64 @@ def run() -> None:
     lawyer = lawyers[0]
     lawyer_cases = access.visible_cases(lawyer).count()
     few = few_cases_lawyer(firm)  # its own random stream: the figures above keep theirs
-    reads: list[tuple[str, str, list[float], set[int], int]] = []
-    viewers = (("firm admin", admin), (f"lawyer ({lawyer_cases:,} cases)", lawyer), (f"lawyer ({FEW:,} cases)", few))
-    for who, viewer in viewers:
-        open_case_nodes = set(
+    rebuilds = []
+    for who, viewer in ((f"{lawyer_cases:,} cases", lawyer), (f"{FEW:,} cases", few)):
+        ms, queries, _ = timed(lambda viewer=viewer: sight.rebuild(viewer))
+        rebuilds.append((who, ms, queries, Sight.objects.filter(viewer=viewer).count()))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE graph_memory_sight; ANALYZE graph_memory_sightviewer")
+    # Each lawyer twice: from their sight (current: rebuilt above), and from the cases they may open
+    # (LAWYER_SIGHT off: the statements every read used before, and still uses while a sight is stale).
+    viewers = [("firm admin", admin, True)]
+    for viewer, size in ((lawyer, lawyer_cases), (few, FEW)):
+        viewers += [(f"lawyer ({size:,} cases), sight", viewer, True), (f"lawyer ({size:,} cases), cases", viewer, False)]
+    open_case_nodes = {
+        who: sorted(
             Node.objects.filter(firm=firm, kind=Node.Kind.CASE, ref_id__in=access.visible_cases(viewer).values("pk"))
             .values_list("pk", flat=True)
         )
-        for kind in ("lawyer", "case", "case they may open", "client"):
-            if kind == "case they may open":
-                picks = sorted(open_case_nodes)
-            else:
-                picks = [n[0] for n in all_nodes if n[1] == kind]
-            ms, queries, found = [], set(), 0
-            for _ in range(READS):
-                node_id = rng.choice(picks)
-                t, q, page = timed(lambda node_id=node_id, viewer=viewer: walk(viewer, node_id))
+        for who, viewer, _ in viewers
+    }
+    by_kind = {kind: [n[0] for n in all_nodes if n[1] == kind] for kind in ("lawyer", "case", "client")}
+    off = {**settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}
+
+    def lookup(viewer: Any, text: str) -> Any:
+        return services.nodes_lookup(viewer=viewer, q=text).results or None
+
+    def conflicts(viewer: Any, text: str) -> Any:
+        return services.conflicts_check(viewer=viewer, name=text).matches or None
+
+    def brief(viewer: Any, node_id: Any) -> Any:
+        try:
+            return services.node_brief(viewer=viewer, node_id=node_id).cases or None
+        except access.NotFound:
+            return None
+
+    kinds = [
+        ("walk from a lawyer node", walk, lambda who: rng.choice(by_kind["lawyer"])),
+        ("walk from a case node", walk, lambda who: rng.choice(by_kind["case"])),
+        ("walk from a case node they may open", walk, lambda who: rng.choice(open_case_nodes[who])),
+        ("walk from a client node", walk, lambda who: rng.choice(by_kind["client"])),
+        ("brief of a client node", brief, lambda who: rng.choice(by_kind["client"])),
+        ("lookup (prefix or word of a name)", lookup, lambda who: rng.choice(WORDS)[: rng.randint(3, 8)]),
+        ("lookup (case number)", lookup, lambda who: f"2026-{rng.randrange(CASES):05d}"),
+        ("conflict check", conflicts, lambda who: company(rng)),
+    ]
+    reads: dict[tuple[str, str], tuple[list[float], set[int], list[int]]] = {}
+    for label, read, pick in kinds:
+        for _ in range(READS):
+            shared = pick("")  # the same start for every viewer, but for "they may open", their own
+            # Every viewer in turn on the same start, in a fresh order: drift in the machine's load
+            # falls on all of them alike.
+            for who, viewer, with_sight in rng.sample(viewers, len(viewers)):
+                start = pick(who) if "they may open" in label else shared
+                with override_settings(GRAPH_MEMORY=settings.GRAPH_MEMORY if with_sight else off):
+                    t, q, found = timed(lambda viewer=viewer, start=start, read=read: read(viewer, start))
+                ms, queries, answered = reads.setdefault((label, who), ([], set(), []))
                 ms.append(t)
                 queries.add(q)
-                found += page is not None
-            label = "walk from a case node they may open" if kind == "case they may open" else f"walk from a {kind} node"
-            reads.append((label, who, ms, queries, found))
-        for label, make in (
-            ("lookup (prefix or word of a name)", lambda: rng.choice(WORDS)[: rng.randint(3, 8)]),
-            ("lookup (case number)", lambda: f"2026-{rng.randrange(CASES):05d}"),
-            ("conflict check", lambda: company(rng)),
-        ):
-            ms, queries, found = [], set(), 0
-            for _ in range(READS):
-                text = make()
-                if label.startswith("lookup"):
-                    t, q, page = timed(lambda text=text, viewer=viewer: services.nodes_lookup(viewer=viewer, q=text))
-                    found += bool(page.results)
-                else:
-                    t, q, report = timed(
-                        lambda text=text, viewer=viewer: services.conflicts_check(viewer=viewer, name=text)
-                    )
-                    found += bool(report.matches)
-                ms.append(t)
-                queries.add(q)
-            reads.append((label, who, ms, queries, found))
+                answered.append(found is not None)
+    current = all(sight.current(viewer) for _, viewer, _ in viewers[1:])
 
     cpu = next(
         (
@@ -261,14 +281,24 @@ def run() -> None:
     )
     print(f"| rename a client (save + label refresh) | {relabel_ms:.1f} ms | | |")
     print(f"| full rebuild after all the syncs (must write nothing) | | | {after_sync.written} |")
-    print(f"\nReads ({READS} calls each, random starting points; default page of 25):\n")
-    print("| read | viewer | p50 ms | p95 ms | SQL queries | answered |")
-    print("| --- | --- | ---: | ---: | ---: | ---: |")
-    for label, who, ms, queries, found in reads:
+    print(f"\nReads ({READS} calls each, random starting points, every viewer on each in turn; default page of 25):\n")
+    print("| read | viewer | p50 ms | p95 ms | vs firm admin | SQL queries | answered |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    for (label, who), (ms, queries, answered) in reads.items():
+        admin_p50 = statistics.median(reads[(label, "firm admin")][0])
+        ratio = "" if who == "firm admin" else f"{statistics.median(ms) / admin_p50:.2f} x"
         print(
-            f"| {label} | {who} | {statistics.median(ms):.2f} | {percentile(ms, 0.95):.2f} "
-            f"| {'/'.join(map(str, sorted(queries)))} | {found}/{len(ms)} |"
+            f"| {label} | {who} | {statistics.median(ms):.2f} | {percentile(ms, 0.95):.2f} | {ratio} "
+            f"| {'/'.join(map(str, sorted(queries)))} | {sum(answered)}/{len(ms)} |"
         )
+    print(
+        "\n\"sight\": the lawyer's reads answer from their rows of graph_memory_sight (graph_memory/sight.py), "
+        "current throughout the reads: " + ("yes" if current else "NO") + ". \"cases\": the same lawyer with "
+        "LAWYER_SIGHT off, from the cases they may open (what a read does while a sight is stale, plus one "
+        "statement). The \"vs firm admin\" column is the p50 against the firm admin's for the same read. Rebuilding a sight from nothing: "
+        + "; ".join(f"lawyer on {who} {ms:.0f} ms, {queries} statements, {rows:,} rows" for who, ms, queries, rows in rebuilds)
+        + "."
+    )
 
 
 FEW = 100  # a lawyer on 1% of the firm

@@ -158,6 +158,31 @@ def check_adapter(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
     return []
 
 
+@checks.register(checks.Tags.database)
+def check_sight_triggers(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Lawyers' reads trust their sight only while triggers keep it current (graph_memory.sight)."""
+    from graph_memory import sight
+    from graph_memory.models import SightViewer
+
+    alias = _memory_database()
+    if not databases or alias not in databases or connections[alias].vendor != "postgresql":
+        return []
+    try:
+        if not sight.enabled() or SightViewer._meta.db_table not in connections[alias].introspection.table_names():
+            return []  # off, or not migrated yet (migrate installs them)
+    except ImproperlyConfigured:
+        return []  # E033 names the adapter problem
+    missing = sight.missing_triggers()
+    if not missing:
+        return []
+    return [checks.Error(
+        f"{len(missing)} trigger(s) that keep lawyers' sight current are missing from database {alias!r}: "
+        f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}",
+        hint="Run python manage.py migrate (it installs them after every run), or set GRAPH_MEMORY['LAWYER_SIGHT'] = False.",
+        id="graph_memory.E039",
+    )]
+
+
 @checks.register(checks.Tags.database, checks.Tags.caches)
 def check_cache_table(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     # The API's throttle counts live in the default cache; with a database

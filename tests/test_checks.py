@@ -21,6 +21,7 @@ from graph_memory.checks import (
     check_database_is_postgresql,
     check_host_models,
     check_settings,
+    check_sight_triggers,
     check_vector_extension,
 )
 from practice.models import Case
@@ -123,6 +124,20 @@ def test_the_vector_extension_missing_is_an_error() -> None:
     assert check_id == "graph_memory.E032" and "'vector'" in msg
     assert "CREATE EXTENSION vector" in hint and "migrate" in hint
     assert messages(check_vector_extension, databases=["default"]) == []
+
+
+@pytest.mark.django_db
+def test_a_missing_sight_trigger_is_an_error_and_migrate_puts_it_back() -> None:
+    from graph_memory import sight
+
+    assert messages(check_sight_triggers, databases=["default"]) == []
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TRIGGER gm_sight_graph_memory_edge_insert ON graph_memory_edge")
+        [(check_id, msg, hint)] = messages(check_sight_triggers, databases=["default"])
+        assert sight.install() > 0 and messages(check_sight_triggers, databases=["default"]) == []
+        transaction.set_rollback(True)
+    assert check_id == "graph_memory.E039" and "gm_sight_graph_memory_edge_insert" in msg and "migrate" in hint
 
 
 @pytest.mark.parametrize(
