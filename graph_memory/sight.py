@@ -4,7 +4,8 @@
 - installs the triggers (`install`, run after every migrate): on the host's
   guardian grant tables, its group memberships and its case table, and on the
   map's own edges and nodes. Each is a statement trigger: one bump per
-  statement, whatever wrote it (a bulk insert, a queryset delete, raw SQL);
+  statement, whatever wrote it (a bulk insert, a queryset delete, raw SQL).
+  Deleting a case, a node or a user also deletes the sight rows naming it;
 - answers a lawyer's read (`answer`): one statement from their sight when it
   is current; when it is not, a second from their cases (walled_reads);
 - rebuilds a viewer's sight (`rebuild`), after a read found it stale.
@@ -43,6 +44,13 @@ BEGIN
     -- TG_ARGV[0]: a statement over this trigger's transition tables naming the viewers to bump.
     EXECUTE 'INSERT INTO {SV} (viewer_id, version) SELECT DISTINCT w.u, 1 FROM (' || TG_ARGV[0]
          || ') w(u) WHERE w.u IS NOT NULL ON CONFLICT (viewer_id) DO UPDATE SET version = {SV}.version + 1';
+    RETURN NULL;
+END
+$fn$;
+CREATE OR REPLACE FUNCTION gm_sight_forget() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+    -- TG_ARGV[0]: a statement deleting the rows of what this statement deleted (no name outlives its record).
+    EXECUTE TG_ARGV[0];
     RETURN NULL;
 END
 $fn$;
@@ -112,6 +120,23 @@ def _trigger_specs() -> list[tuple[str, str, str]]:
     return specs
 
 
+def _forget_specs() -> list[tuple[str, str]]:
+    """(table, statement over `gm_old`) for the DELETE triggers that drop sight rows naming what was deleted:
+    a case, a node, a user. (They run after the bump triggers of the same statement: names sort so.)"""
+    if get_adapter().guardian_permissions() is None:
+        return []
+    q = connection.ops.quote_name
+    return [
+        (q(case_model()._meta.db_table), f"DELETE FROM {SIGHT} WHERE case_id IN (SELECT id FROM gm_old)"),
+        (N, f"DELETE FROM {SIGHT} WHERE node_id IN (SELECT id FROM gm_old)"),
+        (
+            q(get_user_model()._meta.db_table),
+            f"DELETE FROM {SIGHT} WHERE viewer_id IN (SELECT id FROM gm_old); "
+            f"DELETE FROM {SV} WHERE viewer_id IN (SELECT id FROM gm_old)",
+        ),
+    ]
+
+
 def _trigger_name(table: str, event: str) -> str:
     return f"gm_sight_{table.strip(chr(34))}_{event.lower()}"[:63]
 
@@ -137,7 +162,13 @@ def install(using: str = DEFAULT_DB_ALIAS, **_: Any) -> int:
                 f"CREATE OR REPLACE TRIGGER {_trigger_name(table, 'truncate')} AFTER TRUNCATE ON {table} "
                 "FOR EACH STATEMENT EXECUTE FUNCTION gm_sight_bump_all()"
             )
-    return len(specs) + len(tables)
+        forget = _forget_specs()
+        for table, statement in forget:
+            cursor.execute(
+                f"CREATE OR REPLACE TRIGGER {_trigger_name(table, 'delete_forget')} AFTER DELETE ON {table} "
+                f"REFERENCING OLD TABLE AS gm_old FOR EACH STATEMENT EXECUTE FUNCTION gm_sight_forget({_literal(statement)})"
+            )
+    return len(specs) + len(tables) + len(forget)
 
 
 def _literal(text: str) -> str:
@@ -149,6 +180,7 @@ def missing_triggers() -> list[str]:
     """The names of triggers `install` would create that the database lacks (for the system check)."""
     specs = _trigger_specs()
     wanted = {_trigger_name(t, e) for t, e, _ in specs} | {_trigger_name(t, "truncate") for t, _, _ in specs}
+    wanted |= {_trigger_name(t, "delete_forget") for t, _ in _forget_specs()}
     if not wanted:
         return []
     with connection.cursor() as cursor:
