@@ -233,7 +233,8 @@ def run() -> None:
     reads: dict[tuple[str, str], tuple[list[float], set[int], list[int]]] = {}
     for label, read, pick in kinds:
         for _ in range(READS):
-            shared = pick("")  # the same start for every viewer, but for "they may open", their own
+            # The same start for every viewer, but for "they may open": their own.
+            shared = None if "they may open" in label else pick("")
             # Every viewer in turn on the same start, in a fresh order: drift in the machine's load
             # falls on all of them alike.
             for who, viewer, with_sight in rng.sample(viewers, len(viewers)):
@@ -284,7 +285,10 @@ def run() -> None:
     print(f"\nReads ({READS} calls each, random starting points, every viewer on each in turn; default page of 25):\n")
     print("| read | viewer | p50 ms | p95 ms | vs firm admin | SQL queries | answered |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-    for (label, who), (ms, queries, answered) in reads.items():
+    labels, order = [k[0] for k in kinds], [who for who, _, _ in viewers]
+    for (label, who), (ms, queries, answered) in sorted(
+        reads.items(), key=lambda r: (labels.index(r[0][0]), order.index(r[0][1]))
+    ):
         admin_p50 = statistics.median(reads[(label, "firm admin")][0])
         ratio = "" if who == "firm admin" else f"{statistics.median(ms) / admin_p50:.2f} x"
         print(

@@ -162,6 +162,7 @@ def _answers(viewer: User, firm: Any) -> dict[str, Any]:
         for name, read in {
             "node": lambda n=node: services.node_get(viewer=viewer, node_id=n.pk).label,
             "walk": lambda n=node: services.node_neighbors(viewer=viewer, node_id=n.pk, limit=2),
+            "walk to cases": lambda n=node: services.node_neighbors(viewer=viewer, node_id=n.pk, kind="case", limit=1),
             "brief": lambda n=node: [c.case_id for c in services.node_brief(viewer=viewer, node_id=n.pk).cases],
         }.items():
             try:
@@ -170,6 +171,7 @@ def _answers(viewer: User, firm: Any) -> dict[str, Any]:
                 out[f"{name} {node.label}"] = "not found"
     for q in ("north", "castell", "matter", "ltd", "sight", "zzz"):
         out[f"lookup {q}"] = services.nodes_lookup(viewer=viewer, q=q, limit=3)
+        out[f"lookup {q} clients"] = services.nodes_lookup(viewer=viewer, q=q, kind="client", limit=1)
     for name in ("Northwind", "NORTHWIND HOLDINGS INC", "Nortwind Holdings", "Castell Partners 1", "Client 3"):
         out[f"conflicts {name}"] = services.conflicts_check(viewer=viewer, name=name, limit=3)
     return out
