@@ -107,8 +107,8 @@ def _trigger_specs() -> list[tuple[str, str, str]]:
         specs.append((grants, event, rows(event, "user_id")))
         specs.append((E, event, viewers_of(rows(event, "case_id"))))
     # A case moved to another firm: everyone granted it (the wall checks each case's firm).
-    firm = q(access._firm_column())
-    moved = f"SELECT n.id FROM gm_new n JOIN gm_old o ON o.id = n.id WHERE n.{firm} IS DISTINCT FROM o.{firm}"
+    firm, pk = q(access._firm_column()), q(case_model()._meta.pk.column)
+    moved = f"SELECT n.{pk} FROM gm_new n JOIN gm_old o ON o.{pk} = n.{pk} WHERE n.{firm} IS DISTINCT FROM o.{firm}"
     specs.append((q(case_model()._meta.db_table), "UPDATE", viewers_of(moved)))
     # A node renamed or gone: everyone whose sight holds it.
     renamed = (
@@ -126,14 +126,12 @@ def _forget_specs() -> list[tuple[str, str]]:
     if get_adapter().guardian_permissions() is None:
         return []
     q = connection.ops.quote_name
+    case, user = case_model()._meta, get_user_model()._meta
+    users = f"SELECT {q(user.pk.column)} FROM gm_old"
     return [
-        (q(case_model()._meta.db_table), f"DELETE FROM {SIGHT} WHERE case_id IN (SELECT id FROM gm_old)"),
+        (q(case.db_table), f"DELETE FROM {SIGHT} WHERE case_id IN (SELECT {q(case.pk.column)} FROM gm_old)"),
         (N, f"DELETE FROM {SIGHT} WHERE node_id IN (SELECT id FROM gm_old)"),
-        (
-            q(get_user_model()._meta.db_table),
-            f"DELETE FROM {SIGHT} WHERE viewer_id IN (SELECT id FROM gm_old); "
-            f"DELETE FROM {SV} WHERE viewer_id IN (SELECT id FROM gm_old)",
-        ),
+        (q(user.db_table), f"DELETE FROM {SIGHT} WHERE viewer_id IN ({users}); DELETE FROM {SV} WHERE viewer_id IN ({users})"),
     ]
 
 
@@ -204,7 +202,7 @@ def current(viewer: Any) -> bool:
 
 
 def uses_sight(viewer: Any) -> bool:
-    """Whether this viewer's reads go through `gated` (a lawyer on a guardian host; not a firm admin)."""
+    """Whether this viewer's reads go through their sight (a lawyer on a guardian host; not a firm admin)."""
     return enabled() and not access.sees_whole_firm(viewer)
 
 
@@ -252,8 +250,8 @@ def rebuild_later(viewer: Any) -> None:
 def rebuild(viewer: Any) -> bool:
     """Rebuild `viewer`'s sight from the cases they may open now; False if there was nothing to do.
 
-    Runs in a transaction of its own (see the module's note on versions); two at once for the
-    same viewer take turns, and the second finds the work done.
+    Atomic (a savepoint inside an open transaction; the module's note on versions holds either
+    way); two at once for the same viewer take turns, and the second finds the work done.
     """
     if not uses_sight(viewer):
         return False
@@ -284,8 +282,8 @@ def rebuild(viewer: Any) -> bool:
             f"UPDATE {SV} SET built_version = %s, firm_id = %s, built_at = now() WHERE viewer_id = %s AND version = %s",
             [version, firm_id, viewer.pk, version],
         )
-        current = cursor.rowcount == 1
-    logger.info("sight of viewer %s rebuilt: %d rows%s", viewer.pk, rows, "" if current else " (changed meanwhile)")
+        recorded = cursor.rowcount == 1
+    logger.info("sight of viewer %s rebuilt: %d rows%s", viewer.pk, rows, "" if recorded else " (changed meanwhile)")
     return True
 
 
