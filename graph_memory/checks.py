@@ -21,9 +21,9 @@ from django.db import connections, router
 from django.db.utils import load_backend
 from django.utils.module_loading import import_string
 
-from graph_memory import conf, embeddings
+from graph_memory import conf, embeddings, sight
 from graph_memory.adapter import get_adapter
-from graph_memory.models import Node
+from graph_memory.models import Node, SightViewer
 from graph_memory.refresh.schedule import InvalidCrontab, parse_crontab
 
 GUARDIAN_BACKEND = "guardian.backends.ObjectPermissionBackend"
@@ -161,9 +161,6 @@ def check_adapter(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
 @checks.register(checks.Tags.database)
 def check_sight_triggers(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """Lawyers' reads trust their sight only while triggers keep it current (graph_memory.sight)."""
-    from graph_memory import sight
-    from graph_memory.models import SightViewer
-
     alias = _memory_database()
     if not databases or alias not in databases or connections[alias].vendor != "postgresql":
         return []
