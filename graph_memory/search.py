@@ -95,8 +95,10 @@ class VectorRanking:
 
 
 # The exact scan reads each visible case's vector through the unique case_id
-# index: the LATERAL subquery's OFFSET 0 keeps the planner from turning it into
-# a hash join over every summary (it cannot estimate the visible set), and
+# index, from the heap row itself (the column's storage is MAIN, migration 0011:
+# a TOASTed vector cost a TOAST index probe and another page per case). The
+# LATERAL subquery's OFFSET 0 keeps the planner from turning it into a hash
+# join over every summary (it cannot estimate the visible set), and
 # cosine_distance() rather than the <=> operator keeps it off the approximate index.
 _ONE_SUMMARY = (
     f"SELECT s.case_id, s.embedding FROM {S} s "

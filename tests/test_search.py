@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 from django.contrib.postgres.search import SearchVector
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import Client as HttpClient
 from rest_framework.authtoken.models import Token
 
@@ -323,3 +323,23 @@ def test_filtered_hnsw_iterative_scan_fills_the_page(corpus_db, share, settings)
         assert set(ranking.case_ids) <= set(visible.tolist())
         hits += len(set(ranking.case_ids) & set(search_support.exact_top(corpus, firm, visible, query, 10)))
     assert hits / 100 >= 0.95  # approximate by nature; the figures are in docs/BENCHMARKS.md
+
+
+def test_summary_vectors_stay_in_the_row(corpus_db) -> None:
+    """The exact scan reads one heap row per visible case: the vector is in it, not out in TOAST
+    (pgvector's type defaults to EXTERNAL; migration 0011 sets MAIN). A TOASTed vector would cost a
+    TOAST index probe and another page per case (docs/BENCHMARKS.md)."""
+    corpus, firm, _ = corpus_db
+    table = search.S
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attstorage FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'embedding'", [table]
+        )
+        assert cursor.fetchone()[0] == "m"
+        cursor.execute(
+            f"SELECT count(*), count(*) FILTER (WHERE pg_column_toast_chunk_id(embedding) IS NOT NULL) "
+            f"FROM {table} WHERE firm_id = %s",
+            [firm.pk],
+        )
+        total, toasted = cursor.fetchone()
+    assert total == len(corpus.case_ids[firm.pk]) and toasted == 0

@@ -11,7 +11,7 @@ from graph_memory import conf
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("graph_memory", "0010_admin_polish"),
+        ("graph_memory", "0011_search_speed"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
         migrations.swappable_dependency(conf.case_model_label()),
     ]

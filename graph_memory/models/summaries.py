@@ -52,7 +52,8 @@ class CaseSummary(models.Model):
         help_text="The last rewrite attempt: outcome, reason, its verification report and the regression guard's figures.",
     )
 
-    # Search.
+    # Search. The vector is kept in the row (column storage MAIN, set by migration 0011, which a
+    # field cannot declare): the exact scan then reads one heap page per visible case, no TOAST.
     embedding = VectorField(dimensions=conf.DEFAULTS["EMBEDDING_DIMENSIONS"], null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
     search_vector = SearchVectorField(null=True, editable=False)
