@@ -111,7 +111,7 @@ def node_get(*, viewer: Any, node_id: Any) -> Node:
     else:  # from the viewer's cases: a hidden node costs what an unknown id does
         visible_sql, visible_params = access.visible_case_ids_sql(viewer)
         sql, params = walled_reads.NODE, [pk, firm_id, *visible_params, *visible_params, pk, pk, pk]
-        if sight.uses_sight(viewer):  # from their sight while it is current (graph_memory.sight)
+        if sight.enabled():  # from their sight while it is current (graph_memory.sight)
             columns = ", ".join(_NODE_COLUMNS)  # the model's own (the node table has one more)
             sighted = (f"SELECT {columns} FROM ({walled_reads.SIGHT_NODE}) n", [pk, firm_id, *visible_params, *visible_params, viewer.pk])
             walled = (f"SELECT {columns} FROM ({sql}) n", params)
@@ -190,7 +190,7 @@ def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit:
     else:  # from the viewer's cases (walled_reads)
         sql = walled_reads.WALK
         params = [pk, firm_id, *visible_params, *visible_params, pk, pk, pk, kind, kind, limit + 1]
-        if sight.uses_sight(viewer):  # or from their sight while it is current
+        if sight.enabled():  # or from their sight while it is current
             sighted = (walled_reads.SIGHT_WALK, [pk, firm_id, *visible_params, viewer.pk, pk, kind, kind, limit + 1])
     rows = _rows(viewer, (sql, params), sighted, columns=7, visible_sql=visible_sql)
     if not rows:
@@ -256,7 +256,7 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
     else:  # from the viewer's cases (walled_reads)
         sql = walled_reads.LOOKUP
         params = [*visible_params, f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, limit + 1]
-        if sight.uses_sight(viewer):  # or from their sight while it is current
+        if sight.enabled():  # or from their sight while it is current
             sighted = (walled_reads.SIGHT_LOOKUP, [f"{pattern}%", viewer.pk, f"%{pattern}%", kind, kind,
                                                    *visible_params, limit + 1])  # fmt: skip
     rows = _rows(viewer, (sql, params), sighted, columns=3, visible_sql=visible_sql)
@@ -356,7 +356,7 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         wanted = _wanted(query, firm_id)
         params = [*wanted, *visible_params, firm_id, wanted[0], query.key, query.key, words,
                   CONFLICT_CANDIDATES + 1, limit + 1]  # fmt: skip
-        if sight.uses_sight(viewer):  # or from the parties in their sight while it is current
+        if sight.enabled():  # or from the parties in their sight while it is current
             sighted = (walled_reads.SIGHT_CONFLICTS, [*wanted, viewer.pk, firm_id, wanted[0], query.key, query.key,
                                                       words, CONFLICT_CANDIDATES + 1, viewer.pk, *visible_params,
                                                       limit + 1])  # fmt: skip

@@ -202,7 +202,8 @@ def current(viewer: Any) -> bool:
 
 
 def uses_sight(viewer: Any) -> bool:
-    """Whether this viewer's reads go through their sight (a lawyer on a guardian host; not a firm admin)."""
+    """Whether this viewer's reads go through their sight (a lawyer on a guardian host; not a firm admin).
+    The reads have asked `access.sees_whole_firm` already and ask `enabled` alone."""
     return enabled() and not access.sees_whole_firm(viewer)
 
 
