@@ -114,28 +114,20 @@ ORDER BY n.prefix DESC, n.label, n.id
 LIMIT %s
 """
 
-# Conflict check: the clients and counterparties of the visible cases, each tested against the
-# query's index strings (`wanted`, as in selectors): each party's own variants are unnested and
-# looked up in the query's strings as a constant array (which PostgreSQL hashes once), and only
-# the hits are joined to their readings. The GIN index over the whole firm is not used: it would
-# hand over hidden parties.
-# Params: variants, readings, words, access, firm id, variants, key, key, word patterns, cap + 1, limit + 1.
-CONFLICTS = f"""
-WITH wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
-needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading),
-{_VIS},
-link AS MATERIALIZED (
-    SELECT e.target_id AS party, e.source_id AS case_node, e.kind AS edge FROM vis CROSS JOIN LATERAL (
-        SELECT e.target_id, e.source_id, e.kind FROM {E} e
-        WHERE e.case_id = vis.id AND e.kind IN {PARTY_EDGES} OFFSET 0
-    ) e
-),
-party AS MATERIALIZED (
-    SELECT p.* FROM (SELECT DISTINCT party FROM link) l CROSS JOIN LATERAL (
+# The conflict check's parts both statements share. The query's index strings, with the number of
+# words each reading needs:
+_WANTED = """
+wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
+needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading)
+"""
+# One party's row, by id (`{id}`). Params: firm id.
+_PARTY_ROW = f"""
         SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.{PARTY_VARIANTS_COLUMN} AS variants FROM {N} p
-        WHERE p.id = l.party AND p.firm_id = %s AND p.kind IN {PARTY_KINDS} OFFSET 0
-    ) p
-),
+        WHERE p.id = {{id}} AND p.firm_id = %s AND p.kind IN {PARTY_KINDS} OFFSET 0
+"""
+# The parties (CTE `party`) that hold a string of every word of a reading, or the exact key; the
+# best first, capped. Params: variants, key, key, word patterns, cap + 1.
+_MATCHED = """
 held AS (
     SELECT p.id, w.reading, count(DISTINCT w.word) AS words
     FROM party p CROSS JOIN LATERAL (SELECT v FROM unnest(p.variants) v WHERE v = ANY(%s::text[])) v(variant)
@@ -147,13 +139,16 @@ found AS (
     UNION
     SELECT p.id FROM party p WHERE p.party_key = %s
 ),
-seen AS (
+seen AS MATERIALIZED (
     SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
            ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
     FROM found f JOIN party p ON p.id = f.id
     ORDER BY exact DESC, words DESC, p.label, p.id
     LIMIT %s
 )
+"""
+# The page: each party found with its cases through `link`. Params: limit + 1.
+_CONFLICT_PAGE = f"""
 SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge FROM (
     SELECT s.id, c.id AS case_id, c.kind, c.label, l.edge,
            row_number() OVER (PARTITION BY s.id ORDER BY c.label, c.id, l.edge) AS n
@@ -162,6 +157,28 @@ SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.
 ) m (party, id, kind, label, edge, n) JOIN seen s ON s.id = m.party
 WHERE m.n <= %s
 ORDER BY m.party, m.n
+"""
+
+# Conflict check: the clients and counterparties of the visible cases, each tested against the
+# query's index strings (`wanted`, as in selectors): each party's own variants are unnested and
+# looked up in the query's strings as a constant array (which PostgreSQL hashes once), and only
+# the hits are joined to their readings. The GIN index over the whole firm is not used: it would
+# hand over hidden parties.
+# Params: variants, readings, words, access, firm id, variants, key, key, word patterns, cap + 1, limit + 1.
+CONFLICTS = f"""
+WITH {_WANTED.strip()},
+{_VIS},
+link AS MATERIALIZED (
+    SELECT e.target_id AS party, e.source_id AS case_node, e.kind AS edge FROM vis CROSS JOIN LATERAL (
+        SELECT e.target_id, e.source_id, e.kind FROM {E} e
+        WHERE e.case_id = vis.id AND e.kind IN {PARTY_EDGES} OFFSET 0
+    ) e
+),
+party AS MATERIALIZED (
+    SELECT p.* FROM (SELECT DISTINCT party FROM link) l CROSS JOIN LATERAL ({_PARTY_ROW.format(id="l.party")}) p
+),
+{_MATCHED.strip()}
+{_CONFLICT_PAGE.strip()}
 """
 
 
@@ -227,33 +244,12 @@ LIMIT %s
 # found are then joined to their cases. Params: variants, readings, words, viewer, firm id,
 # variants, key, key, word patterns, cap + 1, viewer, access, limit + 1.
 SIGHT_CONFLICTS = f"""
-WITH wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
-needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading),
+WITH {_WANTED.strip()},
 party AS MATERIALIZED (
     SELECT p.* FROM (SELECT DISTINCT s.node_id FROM {S} s WHERE s.viewer_id = %s AND s.kind IN {PARTY_KINDS}) l
-    CROSS JOIN LATERAL (
-        SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.{PARTY_VARIANTS_COLUMN} AS variants FROM {N} p
-        WHERE p.id = l.node_id AND p.firm_id = %s AND p.kind IN {PARTY_KINDS} OFFSET 0
-    ) p
+    CROSS JOIN LATERAL ({_PARTY_ROW.format(id="l.node_id")}) p
 ),
-held AS (
-    SELECT p.id, w.reading, count(DISTINCT w.word) AS words
-    FROM party p CROSS JOIN LATERAL (SELECT v FROM unnest(p.variants) v WHERE v = ANY(%s::text[])) v(variant)
-    JOIN wanted w ON w.variant = v.variant
-    GROUP BY p.id, w.reading
-),
-found AS (
-    SELECT h.id FROM held h JOIN needed n ON n.reading = h.reading AND n.words = h.words
-    UNION
-    SELECT p.id FROM party p WHERE p.party_key = %s
-),
-seen AS MATERIALIZED (
-    SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
-           ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
-    FROM found f JOIN party p ON p.id = f.id
-    ORDER BY exact DESC, words DESC, p.label, p.id
-    LIMIT %s
-),
+{_MATCHED.strip()},
 link AS (
     SELECT s.node_id AS party, e.source_id AS case_node, e.kind AS edge
     FROM seen x JOIN {S} s ON s.viewer_id = %s AND s.node_id = x.id
@@ -262,12 +258,5 @@ link AS (
         WHERE e.case_id = s.case_id AND e.target_id = s.node_id AND e.kind IN {PARTY_EDGES} OFFSET 0
     ) e {_STILL_OPEN.format(case="s.case_id")}
 )
-SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge FROM (
-    SELECT s.id, c.id AS case_id, c.kind, c.label, l.edge,
-           row_number() OVER (PARTITION BY s.id ORDER BY c.label, c.id, l.edge) AS n
-    FROM seen s JOIN link l ON l.party = s.id
-    CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = l.case_node OFFSET 0) c
-) m (party, id, kind, label, edge, n) JOIN seen s ON s.id = m.party
-WHERE m.n <= %s
-ORDER BY m.party, m.n
+{_CONFLICT_PAGE.strip()}
 """
