@@ -244,8 +244,9 @@ def gated(viewer: Any, *, sighted: tuple[str, list[Any]], walled: tuple[str, lis
 
 
 def rebuild_later(viewer: Any) -> None:
-    """Rebuild after the current transaction commits (at once outside one), so a read returns first."""
-    transaction.on_commit(lambda: rebuild(viewer))
+    """Rebuild after the current transaction commits (at once outside one), so a read returns first.
+    A rebuild that fails is logged, and the read's answer stands (the sight stays stale)."""
+    transaction.on_commit(lambda: rebuild(viewer), robust=True)
 
 
 def rebuild(viewer: Any) -> bool:

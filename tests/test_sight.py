@@ -37,6 +37,7 @@ from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, Fir
 pytestmark = pytest.mark.django_db
 
 
+
 @pytest.fixture
 def world() -> dict[str, Any]:
     """A firm of six cases: the lawyer on three (one through a colleague's team), the colleague on the rest."""
@@ -261,3 +262,22 @@ def test_firm_admins_and_a_switched_off_sight_have_no_rows(world: dict[str, Any]
     with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}):
         assert not sight.enabled() and not sight.rebuild(world["lawyer"])
     assert SightViewer.objects.filter(viewer=world["lawyer"], built_version__isnull=False).exists()
+
+
+def test_a_rebuild_that_fails_leaves_the_answer_and_a_stale_sight(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, caplog: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    lawyer, shared = world["lawyer"], world["shared"]
+    _grant(world["cases"][4], lawyer)
+    hub = Node.objects.get(kind=Node.Kind.CLIENT, ref_id=shared.pk)
+
+    def broken(viewer: Any) -> bool:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(sight, "rebuild", broken)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        page = services.node_neighbors(viewer=lawyer, node_id=hub.pk)
+    assert len(callbacks) == 1  # ran, failed, and was logged rather than raised
+    assert len(page.results) == 3  # from the cases they may open
+    assert not sight.current(lawyer)
+    assert "the database went away" in caplog.text
