@@ -17,8 +17,9 @@ statement.
 On a host that grants through django-guardian the SIGHT_ statements at the end
 answer the same reads from the viewer's own rows of graph_memory_sight, which
 triggers keep current (graph_memory.sight): their cost follows what the viewer
-finds, not how many cases they may open (issue 14). `sight.gated` runs them
-only while those rows are current, and the statements above otherwise.
+finds, not how many cases they may open (issue 14). `sight.answer` (and, inside
+a brief's query, `sight.gated`) runs them only while those rows are current, and
+the statements above otherwise.
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ party AS MATERIALIZED (
 
 # --- the same reads from the viewer's sight (graph_memory.sight) ---------------------------------
 # Each reads the viewer's own rows of graph_memory_sight by primary key (viewer, node), so its cost
-# follows what it finds there; `sight.gated` runs it only while the rows are current, and every row
+# follows what it finds there; `sight.answer` runs it only while the rows are current, and every row
 # it returns is checked once more against the wall itself (`_STILL_OPEN`). Same columns as above.
 S = Sight._meta.db_table
 # A join keeping a row only if the viewer may still open its case: one probe of the wall per row
