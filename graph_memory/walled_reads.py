@@ -43,6 +43,20 @@ _EDGES_OF_NODE = f"""
     FROM {E} e WHERE e.case_id = vis.id AND (e.source_id = %s OR e.target_id = %s) OFFSET 0
 """
 
+# A walk's answer from `me` (the node) and `mine` (its edges the viewer reaches, with the node at
+# their other end): one row per neighbour on the page, sorted; one row with no neighbour when none is
+# of the kind asked; none at all when the viewer reaches no edge. Params: kind, kind, limit + 1.
+_WALK_PAGE = f"""
+SELECT me.id, me.kind, me.label, page.id, page.kind, page.label, page.edge
+FROM me LEFT JOIN LATERAL (
+    SELECT o.id, o.kind, o.label, m.kind AS edge
+    FROM mine m CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = m.other OFFSET 0) o
+    WHERE %s::text IS NULL OR o.kind = %s
+    ORDER BY o.kind, o.label, o.id, m.kind LIMIT %s
+) page ON true
+WHERE EXISTS (SELECT 1 FROM mine)
+"""
+
 # A walk. From a case node the viewer may open, its own edges (every edge touching a case node
 # belongs to that case): one probe of the wall. From any other id (another kind of node, a case
 # node they may not open, or no node at all) the edges between it and each visible case: the
@@ -62,15 +76,7 @@ mine AS (
     SELECT e.kind, e.case_id, e.other FROM vis CROSS JOIN LATERAL ({_EDGES_OF_NODE}) e
     WHERE NOT EXISTS (SELECT 1 FROM open_case)
 )
-SELECT me.id, me.kind, me.label, page.id, page.kind, page.label, page.edge
-FROM me LEFT JOIN LATERAL (
-    SELECT o.id, o.kind, o.label, m.kind AS edge
-    FROM mine m CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = m.other OFFSET 0) o
-    WHERE %s::text IS NULL OR o.kind = %s
-    ORDER BY o.kind, o.label, o.id, m.kind LIMIT %s
-) page ON true
-WHERE EXISTS (SELECT 1 FROM mine)
-"""
+{_WALK_PAGE}"""
 
 # A node if the viewer reaches it, by the walk's rule (stopping at the first visible edge).
 # The reachability test is uncorrelated, so PostgreSQL runs it before it reads the node:
@@ -211,15 +217,7 @@ mine AS (
     ) e {_STILL_OPEN.format(case="s.case_id")}
     WHERE s.viewer_id = %s AND s.node_id = %s
 )
-SELECT me.id, me.kind, me.label, page.id, page.kind, page.label, page.edge
-FROM me LEFT JOIN LATERAL (
-    SELECT o.id, o.kind, o.label, m.kind AS edge
-    FROM mine m CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = m.other OFFSET 0) o
-    WHERE %s::text IS NULL OR o.kind = %s
-    ORDER BY o.kind, o.label, o.id, m.kind LIMIT %s
-) page ON true
-WHERE EXISTS (SELECT 1 FROM mine)
-"""
+{_WALK_PAGE}"""
 
 # Params: access, viewer, node id.
 SIGHT_CASES_OF_NODE = f"""
