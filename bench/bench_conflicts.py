@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, percentile, progress, scratch_database  # noqa: E402
+from bench.scratch import django_on_scratch, percentile, progress  # noqa: E402
 
 DB_NAME = "bench_conflicts"
 PARTIES = int(os.environ.get("BENCH_CONFLICT_PARTIES", 10_000))
@@ -31,16 +31,8 @@ WARMUP = 20
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database(DB_NAME)
-    os.environ["DATABASE_URL"] = scratch_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-    try:
+    with django_on_scratch(DB_NAME):
         run()
-    finally:
-        drop_database(admin_url, DB_NAME)
 
 
 def load_firm(slug: str, seed: int):  # -> tuple[Firm, User, Population, dict[str, int], list[int]]

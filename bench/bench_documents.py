@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, percentile, progress, scratch_database  # noqa: E402
+from bench.scratch import django_on_scratch, percentile, progress  # noqa: E402
 
 DB_NAME = "bench_documents"
 ARTICLES, PAGES_PER_ARTICLE = 30, 13
@@ -42,19 +42,11 @@ BATCH = 20
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database(DB_NAME)
-    os.environ["DATABASE_URL"] = scratch_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     for key in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         os.environ.pop(key, None)
     os.environ["GRAPH_MEMORY_EMBEDDER"] = "none"
-    import django
-
-    django.setup()
-    try:
+    with django_on_scratch(DB_NAME):
         run()
-    finally:
-        drop_database(admin_url, DB_NAME)
 
 
 def scripted_batches(pages: list[str]) -> list[dict]:

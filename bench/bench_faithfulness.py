@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, scratch_database  # noqa: E402
+from bench.scratch import django_on_scratch  # noqa: E402
 
 DB_NAME = "bench_faithfulness"
 SEED = 12
@@ -188,22 +188,16 @@ def _answers(planted: list[Any], rng: random.Random) -> list[tuple[dict[str, Any
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database(DB_NAME)
-    os.environ["DATABASE_URL"] = scratch_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["GRAPH_MEMORY_EMBEDDER"] = "none"
-    import django
+    with django_on_scratch(DB_NAME):
+        from tests.openai_server import OpenAIServer
 
-    django.setup()
-    from tests.openai_server import OpenAIServer
-
-    server = OpenAIServer().start()
-    os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = server.base_url, "bench-key"
-    try:
-        run(server)
-    finally:
-        server.stop()
-        drop_database(admin_url, DB_NAME)
+        server = OpenAIServer().start()
+        os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"] = server.base_url, "bench-key"
+        try:
+            run(server)
+        finally:
+            server.stop()
 
 
 def run(server: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, scratch_database  # noqa: E402
+from bench.scratch import django_on_scratch  # noqa: E402
 
 DB_NAME = "bench_graph"
 CASES, LAWYERS, CLIENTS, COUNTERPARTIES = 10_000, 30, 2_000, 5_000
@@ -110,19 +110,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database(DB_NAME)
-    os.environ["DATABASE_URL"] = scratch_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-    try:
+    with django_on_scratch(DB_NAME):
         run()
-    finally:
-        if os.environ.get("BENCH_KEEP_DB"):  # to EXPLAIN queries afterwards
-            print(f"kept database {DB_NAME}", file=sys.stderr)
-        else:
-            drop_database(admin_url, DB_NAME)
 
 
 def run() -> None:

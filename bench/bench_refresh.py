@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, scratch_database  # noqa: E402
+from bench.scratch import django_on_scratch  # noqa: E402
 
 DB_NAME = "bench_refresh"
 FIRMS = 10
@@ -190,27 +190,21 @@ def nightly(firm_ids: list[int], workers: int, server) -> dict:
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database(DB_NAME)
-    os.environ["DATABASE_URL"] = scratch_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["GRAPH_MEMORY_EMBEDDER"] = "none"  # embedding cost is not what this measures
     os.environ["GRAPH_MEMORY_OPENAI_MAX_RETRIES"] = "0"
     os.environ["GRAPH_MEMORY_WRITER"] = "openai"
-    import django
+    with django_on_scratch(DB_NAME):
+        from tests.openai_server import OpenAIServer
+        from tests.refresh_support import valid_reply
 
-    django.setup()
-    from tests.openai_server import OpenAIServer
-    from tests.refresh_support import valid_reply
-
-    server = OpenAIServer().start()
-    server.default_chat = valid_reply(delay=MODEL_DELAY)
-    os.environ["OPENAI_BASE_URL"] = server.base_url  # read per call, and inherited by the spawned workers
-    os.environ["OPENAI_API_KEY"] = "bench-key"
-    try:
-        run(server)
-    finally:
-        server.stop()
-        drop_database(admin_url, DB_NAME)
+        server = OpenAIServer().start()
+        server.default_chat = valid_reply(delay=MODEL_DELAY)
+        os.environ["OPENAI_BASE_URL"] = server.base_url  # read per call, and inherited by the spawned workers
+        os.environ["OPENAI_API_KEY"] = "bench-key"
+        try:
+            run(server)
+        finally:
+            server.stop()
 
 
 def run(server) -> None:

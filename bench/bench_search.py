@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, percentile, progress, scratch_database  # noqa: E402
+from bench.scratch import django_on_scratch, percentile, progress  # noqa: E402
 
 # BENCH_DB_SUFFIX: a scratch database of its own when several runs share the server.
 DB_NAME = "bench_search" + os.environ.get("BENCH_DB_SUFFIX", "")
@@ -35,17 +35,9 @@ FLOORS = [round(0.20 + 0.01 * i, 2) for i in range(31)]
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database(DB_NAME)
-    os.environ["DATABASE_URL"] = scratch_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["GRAPH_MEMORY_EMBEDDER"] = "none"  # query vectors are given; the local model is timed apart
-    import django
-
-    django.setup()
-    try:
+    with django_on_scratch(DB_NAME):
         run()
-    finally:
-        drop_database(admin_url, DB_NAME)
 
 
 def real_embeddings_phase() -> tuple[list, list, str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, scratch_database  # noqa: E402
+from bench.scratch import django_on_scratch  # noqa: E402
 
 DB_NAME = "bench_summaries"
 VERIFY_REPEATS = 200
@@ -58,19 +58,11 @@ def generated_case_with_500_documents() -> int:
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database(DB_NAME)
-    os.environ["DATABASE_URL"] = scratch_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.pop("OPENAI_API_KEY", None)  # the extractive writer: no model calls in a benchmark
     # Embedding on `summary_saved` is measured by the search benchmark, not here.
     os.environ["GRAPH_MEMORY_EMBEDDER"] = "none"
-    import django
-
-    django.setup()
-    try:
+    with django_on_scratch(DB_NAME):
         run()
-    finally:
-        drop_database(admin_url, DB_NAME)
 
 
 def run() -> None:

@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, scratch_database  # noqa: E402
+from bench.scratch import django_on_scratch  # noqa: E402
 
 DB_NAME = "bench_timing"
 VISIBLE, SAMPLES, WARMUP = 5, 200, 20
@@ -111,16 +111,8 @@ def sample(read: Any) -> float:
 
 
 def main() -> None:
-    admin_url, scratch_url = scratch_database(DB_NAME)
-    os.environ["DATABASE_URL"] = scratch_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
-    try:
+    with django_on_scratch(DB_NAME):
         run()
-    finally:
-        drop_database(admin_url, DB_NAME)
 
 
 def run() -> None:

@@ -41,7 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.scratch import drop_database, scratch_database  # noqa: E402
+from bench.scratch import django_on_scratch  # noqa: E402
 
 DB_NAME = "bench_model_check"
 MODEL_VENV = ROOT / ".venv-model"
@@ -123,10 +123,7 @@ def main() -> None:
     port = free_port()
     print(f"starting the model server on 127.0.0.1:{port} (log: {SERVER_LOG}) ...", file=sys.stderr, flush=True)
     server = start_server(port)
-    admin_url, scratch_url = scratch_database(DB_NAME)
     os.environ.update(
-        DATABASE_URL=scratch_url,
-        DJANGO_SETTINGS_MODULE=os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings"),
         OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
         GRAPH_MEMORY_WRITER="openai",
         GRAPH_MEMORY_OPENAI_MODEL=MODEL_NAME,
@@ -136,15 +133,12 @@ def main() -> None:
     os.environ.pop("OPENAI_API_KEY", None)
     if os.environ.get("MODEL_CHECK_MAX_TOKENS"):
         os.environ["GRAPH_MEMORY_OPENAI_MAX_TOKENS"] = os.environ["MODEL_CHECK_MAX_TOKENS"]
-    import django
-
-    django.setup()
     try:
-        section = run(machine())
-        print(section)
-        write_section(section)
+        with django_on_scratch(DB_NAME):
+            section = run(machine())
+            print(section)
+            write_section(section)
     finally:
-        drop_database(admin_url, DB_NAME)
         server.terminate()
         try:
             server.wait(timeout=30)

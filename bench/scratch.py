@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -35,6 +37,26 @@ def drop_database(admin_url: str, name: str) -> None:
     connections.close_all()
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@contextmanager
+def django_on_scratch(name: str) -> Iterator[None]:
+    """Django set up on a new, empty scratch database `name`, which is dropped on leaving (kept when
+    BENCH_KEEP_DB is set, to EXPLAIN queries afterwards). A benchmark sets the environment Django
+    should read before entering."""
+    admin_url, scratch_url = scratch_database(name)
+    os.environ["DATABASE_URL"] = scratch_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    try:
+        yield
+    finally:
+        if os.environ.get("BENCH_KEEP_DB"):
+            print(f"kept database {name}", file=sys.stderr)
+        else:
+            drop_database(admin_url, name)
 
 
 def progress(message: str) -> None:
