@@ -272,7 +272,7 @@ def rebuild(viewer: Any) -> bool:
         cursor.execute(f"DELETE FROM {SIGHT} WHERE viewer_id = %s", [viewer.pk])
         cursor.execute(
             f"""INSERT INTO {SIGHT} (viewer_id, node_id, case_id, kind, label, name_key)
-            SELECT DISTINCT %s::{_viewer_type()}, n.id, e.case_id, n.kind, n.label, n.name_key
+            SELECT DISTINCT %s, n.id, e.case_id, n.kind, n.label, n.name_key
             FROM ({visible_sql}) v(id)
             JOIN {E} e ON e.case_id = v.id
             CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
@@ -287,7 +287,3 @@ def rebuild(viewer: Any) -> bool:
         recorded = cursor.rowcount == 1
     logger.info("sight of viewer %s rebuilt: %d rows%s", viewer.pk, rows, "" if recorded else " (changed meanwhile)")
     return True
-
-
-def _viewer_type() -> str:
-    return Sight._meta.get_field("viewer").target_field.db_type(connection) or "bigint"
