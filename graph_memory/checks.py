@@ -40,7 +40,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         return [checks.Error(f"GRAPH_MEMORY environment override is not a number: {exc}", id="graph_memory.E001")]
     positive = [key for key in conf.DEFAULTS if key.startswith("CONTEXT_MAX_")]
     positive += ["PAGE_DEFAULT", "PAGE_MAX", "QUERY_MAX_CHARS", "CONTEXT_ITEM_MAX_CHARS", "NIGHTLY_BATCH_SIZE"]
-    positive += ["SEARCH_EXACT_MAX", "SEARCH_EF_SEARCH"]
+    positive += ["SEARCH_EXACT_MAX", "SEARCH_EF_SEARCH", "SEARCH_FIRM_INDEX_MIN", "SEARCH_FIRM_EF_SEARCH"]
     for key in positive:
         if not isinstance(values[key], int) or values[key] < 1:
             errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a positive integer", id="graph_memory.E002"))

@@ -101,6 +101,10 @@ DEFAULTS: dict[str, Any] = {
     "SEARCH_EXACT_MAX": 1000,
     "SEARCH_EXACT_SHARE": 0.05,
     "SEARCH_EF_SEARCH": 300,
+    # Search: a firm holding at least this many vectors gets an HNSW index of its own
+    # (graph_memory/firm_indexes.py), walked with this shorter candidate list.
+    "SEARCH_FIRM_INDEX_MIN": 2000,
+    "SEARCH_FIRM_EF_SEARCH": 100,
     # Search: the cosine similarity a summary must reach to be a hit by meaning, per embedding
     # model ("*": any other; None: meaning alone never qualifies a hit). The local model's floor
     # is measured by bench/bench_search.py on case-like texts (docs/BENCHMARKS.md).

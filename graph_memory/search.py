@@ -19,8 +19,10 @@ Vector ranking: an exact scan over just the visible vectors when the viewer
 sees at most SEARCH_EXACT_MAX of them or at most SEARCH_EXACT_SHARE of the
 vectors in the index (its planner estimate): that is when a filtered walk of
 the shared HNSW index would have to skip most of what it meets. Otherwise the
-index (hnsw.ef_search = SEARCH_EF_SEARCH) with pgvector's iterative scan in
-strict order, so the filter cannot starve the result; if it still returns
+index with pgvector's iterative scan in strict order, so the filter cannot
+starve the result: the firm's own index when it holds enough vectors to have
+one (`firm_indexes`; hnsw.ef_search = SEARCH_FIRM_EF_SEARCH), else the index
+shared by every firm (SEARCH_EF_SEARCH). If it still returns
 fewer rows than asked for, an exact scan. The statement that counts the
 visible set also ranks it when the answer is "exact". Word ranking:
 PostgreSQL full text over the GIN-indexed `search_vector` (header, names and
@@ -41,7 +43,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from pgvector import Vector
 
-from graph_memory import access, conf, embeddings
+from graph_memory import access, conf, embeddings, firm_indexes
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Node
 from graph_memory.selectors import NodeRef
@@ -166,9 +168,18 @@ def _index_ranking(
         with connection.cursor() as cursor:
             # Iterative scan: the index keeps walking until `depth` rows pass the
             # visibility filter (or hnsw.max_scan_tuples is reached), in exact
-            # distance order. SET LOCAL ends with this transaction.
-            ef_search = max(int(conf.get("SEARCH_EF_SEARCH")), depth)
-            cursor.execute(f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.ef_search = {ef_search:d}")
+            # distance order. Both settings are local: they end with this transaction.
+            # The firm's own index (firm_indexes), when it has one, needs a shorter candidate list.
+            firm_id = access.viewer_firm_id(viewer)
+            cursor.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', "
+                f"(CASE WHEN {firm_indexes.exists_sql()} THEN %s ELSE %s END)::text, true)",
+                [
+                    firm_indexes.index_name(firm_id),
+                    max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth),
+                    max(int(conf.get("SEARCH_EF_SEARCH")), depth),
+                ],
+            )
             # Visibility as a per-row condition (IS TRUE keeps the planner from
             # turning it into a join, which would rank every visible row instead
             # of walking the index): checked for each candidate the index yields.
@@ -177,7 +188,7 @@ def _index_ranking(
                 f"WHERE s.firm_id = %s AND s.embedding_model = %s "
                 f"AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id)) IS TRUE "
                 "ORDER BY s.embedding <=> %s::vector LIMIT %s",
-                (vector, access.viewer_firm_id(viewer), model, *vis_params, vector, depth),
+                (vector, firm_id, model, *vis_params, vector, depth),
             )
             ranked = cursor.fetchall()
     if len(ranked) >= depth:

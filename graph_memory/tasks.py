@@ -40,8 +40,17 @@ def refresh_all_firms_task() -> list[int]:
 
 @shared_task(name="graph_memory.refresh_firm", acks_late=True)
 def refresh_firm_task(firm_id: int) -> int:
-    """Rewrite one firm's stale summaries; returns the run record's id."""
-    return services.refresh_firm(firm_id=firm_id).pk
+    """Rewrite one firm's stale summaries, then (its own task, after commit) see to the firm's search index;
+    returns the run record's id."""
+    run = services.refresh_firm(firm_id=firm_id)
+    transaction.on_commit(lambda: search_index_firm_task.delay(firm_id))
+    return run.pk
+
+
+@shared_task(name="graph_memory.search_index_firm", acks_late=True, ignore_result=True)
+def search_index_firm_task(firm_id: int) -> dict[str, list[int]]:
+    """Build, rebuild or drop one firm's own HNSW index as its size asks (firm_indexes); safe to run twice."""
+    return services.ensure_search_indexes(firm_id=firm_id).as_dict()
 
 
 # --- Search: embed a saved summary ----------------------------------------------

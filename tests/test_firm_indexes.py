@@ -1,0 +1,158 @@
+"""Each large firm's own HNSW index (graph_memory/firm_indexes.py): built, used, kept, rebuilt, dropped.
+
+CREATE INDEX CONCURRENTLY cannot run inside a transaction, so these tests commit
+(transactional_db) and drop every firm index they leave behind.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from accounts.models import User
+from graph_memory import firm_indexes, search, tasks
+from graph_memory.models import CaseSummary
+from practice.models import Case
+from tests import search_support
+from tests.factories import FirmFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BIG, SMALL = 600, 150
+
+
+@pytest.fixture
+def two_firms(settings):
+    """A firm above SEARCH_FIRM_INDEX_MIN (here 400 vectors) and one below it, with synthetic vectors."""
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "SEARCH_FIRM_INDEX_MIN": 400}
+    big, small = FirmFactory(slug="big"), FirmFactory(slug="small")
+    corpus = search_support.load_corpus(firms=[big], per_firm=BIG, with_graph=False)
+    other = search_support.load_corpus(firms=[small], per_firm=SMALL, with_graph=False, seed=8)
+    corpus.case_ids.update(other.case_ids)
+    corpus.vectors.update(other.vectors)
+    yield corpus, big, small
+    with connection.cursor() as cursor:
+        for firm_id in firm_indexes.existing():
+            cursor.execute(f"DROP INDEX IF EXISTS {firm_indexes.index_name(firm_id)}")
+
+
+def test_a_firm_above_the_threshold_gets_its_own_index_once(two_firms) -> None:
+    _, big, small = two_firms
+    changes = firm_indexes.ensure()
+    assert changes.built == [big.pk] and changes.dropped == [] and changes.failed == []
+    assert firm_indexes.existing() == {big.pk: True}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [firm_indexes.index_name(big.pk)])
+        definition = cursor.fetchone()[0]
+    assert "USING hnsw (embedding vector_cosine_ops)" in definition and f"WHERE (firm_id = {big.pk})" in definition
+    again = firm_indexes.ensure()
+    assert again.built == [] and again.kept == [big.pk]
+
+
+def _index_statements(viewer, query) -> tuple[list[str], search.VectorRanking]:
+    with CaptureQueriesContext(connection) as captured:
+        ranking = search.vector_ranking(viewer=viewer, vector=query, model=search_support.MODEL, depth=10)
+    sqls = [q["sql"] for q in captured.captured_queries]
+    return [s for s in sqls if "set_config" in s or "ORDER BY s.embedding <=>" in s], ranking
+
+
+@pytest.mark.parametrize("own_index", [True, False])
+def test_the_firm_search_walks_its_own_index_with_the_shorter_list(two_firms, settings, own_index) -> None:
+    """With its own index, the firm's index path runs on it, with SEARCH_FIRM_EF_SEARCH; without, on the shared one."""
+    corpus, big, _ = two_firms
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0.0}
+    if own_index:
+        firm_indexes.ensure(firm_id=big.pk)
+    admin = UserFactory(firm=big, username="big-admin", role=User.Role.ADMIN)
+    query = corpus.queries(1, seed=3)[0]
+    (set_ef, ranked), ranking = _index_statements(admin, query)
+    assert ranking.method == "hnsw"
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(set_ef)
+        assert cursor.fetchone() == ("strict_order", "100" if own_index else "300")
+        cursor.execute("EXPLAIN " + ranked)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    used = firm_indexes.index_name(big.pk) if own_index else "gm_summary_embedding_hnsw"
+    assert f"Index Scan using {used} " in plan
+
+
+@pytest.mark.parametrize("share", [0.1, 1.0])
+def test_recall_on_the_firms_own_index_equals_exact_search(two_firms, settings, share) -> None:
+    corpus, big, _ = two_firms
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0.0}
+    firm_indexes.ensure()
+    if share == 1.0:
+        viewer, visible = UserFactory(firm=big, username="big-admin", role=User.Role.ADMIN), corpus.case_ids[big.pk]
+    else:
+        viewer, visible = search_support.grant_share(corpus, big, share=share, username="big-lawyer")
+    for query in corpus.queries(10, seed=21):
+        ranking = search.vector_ranking(viewer=viewer, vector=query, model=search_support.MODEL, depth=10)
+        assert ranking.method.startswith("hnsw")
+        assert ranking.case_ids == search_support.exact_top(corpus, big, visible, query, 10)
+
+
+def test_a_firm_that_shrinks_keeps_its_index_to_half_the_threshold_then_loses_it(two_firms) -> None:
+    _, big, _ = two_firms
+    firm_indexes.ensure()
+    ids = list(CaseSummary.objects.filter(firm=big).order_by("pk").values_list("pk", flat=True))
+    CaseSummary.objects.filter(pk__in=ids[: BIG - 250]).update(embedding=None)  # 250 left: above half of 400
+    assert firm_indexes.ensure(firm_id=big.pk).kept == [big.pk]
+    CaseSummary.objects.filter(pk__in=ids[: BIG - 150]).update(embedding=None)  # 150 left: below half
+    assert firm_indexes.ensure(firm_id=big.pk).dropped == [big.pk]
+    assert firm_indexes.existing() == {}
+
+
+def test_a_firm_whose_cases_are_all_deleted_loses_its_index(two_firms) -> None:
+    _, big, _ = two_firms
+    firm_indexes.ensure()
+    Case.objects.filter(firm=big).delete()  # their summaries go with them
+    assert firm_indexes.ensure().dropped == [big.pk]
+    assert firm_indexes.existing() == {}
+
+
+def test_an_invalid_index_from_a_failed_build_is_built_again(two_firms) -> None:
+    _, big, _ = two_firms
+    firm_indexes.ensure()
+    with connection.cursor() as cursor:  # what a CREATE INDEX CONCURRENTLY that failed leaves behind
+        cursor.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [firm_indexes.index_name(big.pk)]
+        )
+    assert firm_indexes.existing() == {big.pk: False}
+    assert firm_indexes.ensure().built == [big.pk]
+    assert firm_indexes.existing() == {big.pk: True}
+
+
+def test_a_failed_build_is_logged_and_the_other_firms_go_on(two_firms, settings, caplog) -> None:
+    corpus, big, small = two_firms
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_FIRM_INDEX_MIN": 100}  # both firms qualify
+    with connection.cursor() as cursor:  # a name taken by something else: the build of `big` fails
+        cursor.execute(f"CREATE TABLE {firm_indexes.index_name(big.pk)} (x int)")
+    try:
+        changes = firm_indexes.ensure()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE {firm_indexes.index_name(big.pk)}")
+    assert changes.failed == [big.pk] and changes.built == [small.pk]
+    assert "the build failed" in caplog.text
+
+
+def test_ensure_refuses_to_run_inside_a_transaction(two_firms) -> None:
+    with transaction.atomic(), pytest.raises(RuntimeError, match="outside a transaction"):
+        firm_indexes.ensure()
+    assert firm_indexes.existing() == {}
+
+
+def test_the_command_and_the_task(two_firms) -> None:
+    _, big, small = two_firms
+    out, err = io.StringIO(), io.StringIO()
+    call_command("search_indexes", "--firm", "small", stdout=out, stderr=err)
+    assert out.getvalue().strip() == "0 built, 0 dropped, 0 in place" and firm_indexes.existing() == {}
+    call_command("search_indexes", stdout=out, stderr=err)
+    assert "1 built, 0 dropped, 0 in place" in out.getvalue() and f"firm {big.pk}: {BIG:,} vectors" in err.getvalue()
+    with pytest.raises(CommandError, match="unknown firm: nope"):
+        call_command("search_indexes", "--firm", "nope", stdout=out, stderr=err)
+    assert tasks.search_index_firm_task(big.pk) == {"built": [], "dropped": [], "kept": [big.pk], "busy": [], "failed": []}
