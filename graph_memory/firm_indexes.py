@@ -12,10 +12,10 @@ with N written inline (Django binds parameters on the client), which implies
 the index's predicate, and the smaller index costs less. Nothing else names
 it. A firm gets one once it holds SEARCH_FIRM_INDEX_MIN vectors, and loses it
 when it falls below half of that or is deleted (so a firm at the line does not
-build and drop by turns). `ensure` builds them CONCURRENTLY: writes go on
+build and drop by turns). `ensure_search_indexes` builds them CONCURRENTLY: writes go on
 while it runs. It is called after each firm's nightly refresh and by
 `manage.py search_indexes`. A build that fails leaves an invalid index, which
-PostgreSQL never uses; the next `ensure` drops it and builds again.
+PostgreSQL never uses; the next run drops it and builds again.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def existing() -> dict[int, bool]:
         return {int(name[len(PREFIX):]): valid for name, valid in cursor.fetchall()}
 
 
-def ensure(*, firm_id: int | None = None, progress: Callable[[str], None] | None = None) -> IndexChanges:
+def ensure_search_indexes(*, firm_id: int | None = None, progress: Callable[[str], None] | None = None) -> IndexChanges:
     """Build the index of every firm (or of `firm_id`) that should have one and lacks it, rebuild an
     invalid one, and drop those of firms below half the threshold or gone. Returns what it did.
 
@@ -92,7 +92,7 @@ def ensure(*, firm_id: int | None = None, progress: Callable[[str], None] | None
     RuntimeError inside `atomic()`.
     """
     if connection.in_atomic_block:
-        raise RuntimeError("firm_indexes.ensure must run outside a transaction (it builds indexes concurrently)")
+        raise RuntimeError("ensure_search_indexes must run outside a transaction (it builds indexes concurrently)")
     minimum = int(conf.get("SEARCH_FIRM_INDEX_MIN"))
     counts = _vector_counts(firm_id)
     have = existing()

@@ -36,7 +36,7 @@ from graph_memory.briefs import Brief as Brief
 from graph_memory.briefs import node_brief as node_brief
 from graph_memory.embeddings import backfill_missing_embeddings as backfill_missing_embeddings
 from graph_memory.embeddings import embed_case_summary as embed_case_summary
-from graph_memory.firm_indexes import ensure as ensure_search_indexes
+from graph_memory.firm_indexes import ensure_search_indexes as ensure_search_indexes
 from graph_memory.search import SearchResult as SearchResult
 from graph_memory.search import search_cases as search_cases
 

@@ -41,15 +41,15 @@ def two_firms(settings):
 
 
 def test_a_firm_above_the_threshold_gets_its_own_index_once(two_firms) -> None:
-    _, big, small = two_firms
-    changes = firm_indexes.ensure()
+    _, big, _ = two_firms
+    changes = firm_indexes.ensure_search_indexes()
     assert changes.built == [big.pk] and changes.dropped == [] and changes.failed == []
     assert firm_indexes.existing() == {big.pk: True}
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [firm_indexes.index_name(big.pk)])
         definition = cursor.fetchone()[0]
     assert "USING hnsw (embedding vector_cosine_ops)" in definition and f"WHERE (firm_id = {big.pk})" in definition
-    again = firm_indexes.ensure()
+    again = firm_indexes.ensure_search_indexes()
     assert again.built == [] and again.kept == [big.pk]
 
 
@@ -66,7 +66,7 @@ def test_the_firm_search_walks_its_own_index_with_the_shorter_list(two_firms, se
     corpus, big, _ = two_firms
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0.0}
     if own_index:
-        firm_indexes.ensure(firm_id=big.pk)
+        firm_indexes.ensure_search_indexes(firm_id=big.pk)
     admin = UserFactory(firm=big, username="big-admin", role=User.Role.ADMIN)
     query = corpus.queries(1, seed=3)[0]
     (set_ef, ranked), ranking = _index_statements(admin, query)
@@ -84,7 +84,7 @@ def test_the_firm_search_walks_its_own_index_with_the_shorter_list(two_firms, se
 def test_recall_on_the_firms_own_index_equals_exact_search(two_firms, settings, share) -> None:
     corpus, big, _ = two_firms
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0.0}
-    firm_indexes.ensure()
+    firm_indexes.ensure_search_indexes()
     if share == 1.0:
         viewer, visible = UserFactory(firm=big, username="big-admin", role=User.Role.ADMIN), corpus.case_ids[big.pk]
     else:
@@ -97,42 +97,42 @@ def test_recall_on_the_firms_own_index_equals_exact_search(two_firms, settings, 
 
 def test_a_firm_that_shrinks_keeps_its_index_to_half_the_threshold_then_loses_it(two_firms) -> None:
     _, big, _ = two_firms
-    firm_indexes.ensure()
+    firm_indexes.ensure_search_indexes()
     ids = list(CaseSummary.objects.filter(firm=big).order_by("pk").values_list("pk", flat=True))
     CaseSummary.objects.filter(pk__in=ids[: BIG - 250]).update(embedding=None)  # 250 left: above half of 400
-    assert firm_indexes.ensure(firm_id=big.pk).kept == [big.pk]
+    assert firm_indexes.ensure_search_indexes(firm_id=big.pk).kept == [big.pk]
     CaseSummary.objects.filter(pk__in=ids[: BIG - 150]).update(embedding=None)  # 150 left: below half
-    assert firm_indexes.ensure(firm_id=big.pk).dropped == [big.pk]
+    assert firm_indexes.ensure_search_indexes(firm_id=big.pk).dropped == [big.pk]
     assert firm_indexes.existing() == {}
 
 
 def test_a_firm_whose_cases_are_all_deleted_loses_its_index(two_firms) -> None:
     _, big, _ = two_firms
-    firm_indexes.ensure()
+    firm_indexes.ensure_search_indexes()
     Case.objects.filter(firm=big).delete()  # their summaries go with them
-    assert firm_indexes.ensure().dropped == [big.pk]
+    assert firm_indexes.ensure_search_indexes().dropped == [big.pk]
     assert firm_indexes.existing() == {}
 
 
 def test_an_invalid_index_from_a_failed_build_is_built_again(two_firms) -> None:
     _, big, _ = two_firms
-    firm_indexes.ensure()
+    firm_indexes.ensure_search_indexes()
     with connection.cursor() as cursor:  # what a CREATE INDEX CONCURRENTLY that failed leaves behind
         cursor.execute(
             "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [firm_indexes.index_name(big.pk)]
         )
     assert firm_indexes.existing() == {big.pk: False}
-    assert firm_indexes.ensure().built == [big.pk]
+    assert firm_indexes.ensure_search_indexes().built == [big.pk]
     assert firm_indexes.existing() == {big.pk: True}
 
 
 def test_a_failed_build_is_logged_and_the_other_firms_go_on(two_firms, settings, caplog) -> None:
-    corpus, big, small = two_firms
+    _, big, small = two_firms
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_FIRM_INDEX_MIN": 100}  # both firms qualify
     with connection.cursor() as cursor:  # a name taken by something else: the build of `big` fails
         cursor.execute(f"CREATE TABLE {firm_indexes.index_name(big.pk)} (x int)")
     try:
-        changes = firm_indexes.ensure()
+        changes = firm_indexes.ensure_search_indexes()
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f"DROP TABLE {firm_indexes.index_name(big.pk)}")
@@ -142,12 +142,12 @@ def test_a_failed_build_is_logged_and_the_other_firms_go_on(two_firms, settings,
 
 def test_ensure_refuses_to_run_inside_a_transaction(two_firms) -> None:
     with transaction.atomic(), pytest.raises(RuntimeError, match="outside a transaction"):
-        firm_indexes.ensure()
+        firm_indexes.ensure_search_indexes()
     assert firm_indexes.existing() == {}
 
 
 def test_the_command_and_the_task(two_firms) -> None:
-    _, big, small = two_firms
+    _, big, _ = two_firms
     out, err = io.StringIO(), io.StringIO()
     call_command("search_indexes", "--firm", "small", stdout=out, stderr=err)
     assert out.getvalue().strip() == "0 built, 0 dropped, 0 in place" and firm_indexes.existing() == {}
