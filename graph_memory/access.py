@@ -61,25 +61,49 @@ def _guardian_sql(permissions: GuardianPermissions, case_table: str, firm_column
     the planner pushes the id into each branch: one index probe per branch.
     Hand-written rather than compiled from a QuerySet on every read: Django
     spent more time compiling it, and PostgreSQL planning it, than answering
-    it. Parameters: per branch the user id, permission codename, case app
-    label and model name, then the firm id (`_guardian_params`).
+    it. Parameters: per branch the user id and the permission's id, then the
+    firm id (`_guardian_params`).
     """
     q = connection.ops.quote_name
-    perm, ctype = q(Permission._meta.db_table), q(ContentType._meta.db_table)
-    # Nested scalar subqueries rather than a join: each is planned on its own, which is cheaper.
-    permission_id = (
-        f"(SELECT p.id FROM {perm} p WHERE p.codename = %s AND p.content_type_id = "
-        f"(SELECT ct.id FROM {ctype} ct WHERE ct.app_label = %s AND ct.model = %s))"
-    )
     user_table = q(permissions.user_model._meta.db_table)
-    granted = f"SELECT up.content_object_id FROM {user_table} up WHERE up.user_id = %s AND up.permission_id = {permission_id}"
+    granted = f"SELECT up.content_object_id FROM {user_table} up WHERE up.user_id = %s AND up.permission_id = %s"
     if permissions.group_model is not None:
         group_table = q(permissions.group_model._meta.db_table)
         granted += (
             f" UNION SELECT gp.content_object_id FROM {group_table} gp JOIN {q(groups_table)} ug "
-            f"ON ug.group_id = gp.group_id WHERE ug.user_id = %s AND gp.permission_id = {permission_id}"
+            "ON ug.group_id = gp.group_id WHERE ug.user_id = %s AND gp.permission_id = %s"
         )
     return _in_firm(f"({granted})", case_table, firm_column)
+
+
+# The id of the permission that opens a case, per database and codename. A permission's id does not
+# change once it is made, so it is read once per process, as Django's ContentType cache reads
+# content type ids, and forgotten after every migrate and flush (`forget_permission_ids`, on
+# post_migrate: they are what recreate permissions). Written into the statement as a number, it
+# spares PostgreSQL planning two nested lookups (auth_permission, django_content_type) in every
+# read of every lawyer (issue 14). Should the permission be missing, no id is kept and the
+# statement matches no grant: the viewer sees nothing until it exists.
+_permission_ids: dict[tuple[str, str, str], int] = {}
+
+
+def _permission_id(codename: str) -> int | None:
+    model = case_model()
+    key = (connection.alias, model._meta.label_lower, codename)
+    if key not in _permission_ids:
+        found = (
+            Permission.objects.filter(content_type=ContentType.objects.get_for_model(model), codename=codename)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if found is None:
+            return None
+        _permission_ids[key] = found
+    return _permission_ids[key]
+
+
+def forget_permission_ids(**kwargs: Any) -> None:
+    """Drop the ids `_permission_id` keeps (a post_migrate receiver: migrate and flush recreate permissions)."""
+    _permission_ids.clear()
 
 
 def _in_firm(ids_sql: str, case_table: str, firm_column: str) -> str:
@@ -89,8 +113,7 @@ def _in_firm(ids_sql: str, case_table: str, firm_column: str) -> str:
 
 
 def _guardian_params(permissions: GuardianPermissions, viewer: Any, firm_id: int) -> tuple[Any, ...]:
-    meta = case_model()._meta
-    per_branch = (viewer.pk, permissions.codename, meta.app_label, meta.model_name)
+    per_branch = (viewer.pk, _permission_id(permissions.codename))
     return (*per_branch, *(per_branch if permissions.group_model is not None else ()), firm_id)
 
 
@@ -120,7 +143,11 @@ def visible_case_ids_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
     permissions = adapter.guardian_permissions()
     if permissions is not None:
         # The user model's group links (PermissionsMixin's `groups`), if group grants count.
-        groups_table = viewer.groups.through._meta.db_table if permissions.group_model is not None else ""
+        # (From the model's field: the `groups` manager would be built anew for every read.)
+        groups_table = (
+            type(viewer)._meta.get_field("groups").remote_field.through._meta.db_table
+            if permissions.group_model is not None else ""
+        )  # fmt: skip
         sql = _guardian_sql(permissions, meta.db_table, _firm_column(), groups_table)
         return sql, _guardian_params(permissions, viewer, firm_id)
     try:

@@ -14,9 +14,11 @@ class GraphMemoryConfig(AppConfig):
     def ready(self) -> None:
         from django.core.exceptions import ImproperlyConfigured
 
-        from graph_memory import checks, signals  # noqa: F401  (registers checks)
+        from graph_memory import access, checks, signals  # noqa: F401  (registers checks)
         from graph_memory.adapter import get_adapter
 
+        # Every app's post_migrate (auth's recreates permissions after a flush): the wall's kept ids go.
+        post_migrate.connect(access.forget_permission_ids, dispatch_uid="graph_memory.forget_permission_ids")
         try:
             adapter = get_adapter()
         except ImproperlyConfigured:

@@ -207,15 +207,18 @@ WHERE (me.kind = '{CASE}' AND EXISTS (SELECT 1 FROM ({{visible}}) v(id) WHERE v.
    OR EXISTS (SELECT 1 FROM {S} s {_STILL_OPEN.format(case="s.case_id")} WHERE s.viewer_id = %s AND s.node_id = me.id)
 """
 
-# Params: node id, firm id, access, viewer, node id, kind, kind, limit + 1.
+# The wall is probed once per sight row (a case), before its edges are read: a case node's walk
+# reads one row and its several edges. Params: node id, firm id, access, viewer, node id, kind, kind, limit + 1.
 SIGHT_WALK = f"""
 WITH me AS (SELECT id, kind, label FROM {N} WHERE id = %s AND firm_id = %s),
 mine AS (
     SELECT e.kind, e.case_id, CASE WHEN e.source_id = s.node_id THEN e.target_id ELSE e.source_id END AS other
-    FROM {S} s CROSS JOIN LATERAL (
+    FROM (
+        SELECT s.node_id, s.case_id FROM {S} s {_STILL_OPEN.format(case="s.case_id")}
+        WHERE s.viewer_id = %s AND s.node_id = %s OFFSET 0
+    ) s CROSS JOIN LATERAL (
         SELECT * FROM {E} e WHERE e.case_id = s.case_id AND (e.source_id = s.node_id OR e.target_id = s.node_id) OFFSET 0
-    ) e {_STILL_OPEN.format(case="s.case_id")}
-    WHERE s.viewer_id = %s AND s.node_id = %s
+    ) e
 )
 {_WALK_PAGE}"""
 

@@ -136,3 +136,22 @@ def test_deleting_a_team_member_row_revokes_at_once(personas: Personas) -> None:
     CaseTeamMember.objects.get_or_create(case=p.case, user=p.teammate, firm=p.firm)
     CaseTeamMember.objects.get(case=p.case, user=p.teammate).delete()
     assert p.case.key not in visible_keys(p.teammate)
+
+
+def test_the_permission_id_the_wall_keeps_is_forgotten_after_migrate_and_never_kept_missing(personas: Personas) -> None:
+    """The lawyer's statement carries the id of `view_case` read once per process (access._permission_id).
+    A missing permission keeps nothing and lets the lawyer see nothing; post_migrate (migrate, flush) forgets it."""
+    from django.apps import apps
+    from django.contrib.auth.models import Permission
+    from django.db.models.signals import post_migrate
+
+    p = personas
+    assert p.case.key in visible_keys(p.owner)
+    assert access._permission_ids  # kept
+    practice = apps.get_app_config("practice")
+    post_migrate.send(sender=practice, app_config=practice, verbosity=0, interactive=False, using="default", apps=apps)
+    assert access._permission_ids == {}
+    Permission.objects.filter(codename="view_case").update(codename="view_case_renamed")
+    assert visible_keys(p.owner) == set() and access._permission_ids == {}  # fails closed, keeps nothing
+    Permission.objects.filter(codename="view_case_renamed").update(codename="view_case")
+    assert p.case.key in visible_keys(p.owner)  # read again, now that it exists
