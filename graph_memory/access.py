@@ -145,7 +145,7 @@ def visible_case_ids_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
         # The user model's group links (PermissionsMixin's `groups`), if group grants count.
         # (From the model's field: the `groups` manager would be built anew for every read.)
         groups_table = (
-            type(viewer)._meta.get_field("groups").remote_field.through._meta.db_table
+            viewer._meta.get_field("groups").remote_field.through._meta.db_table
             if permissions.group_model is not None else ""
         )  # fmt: skip
         sql = _guardian_sql(permissions, meta.db_table, _firm_column(), groups_table)

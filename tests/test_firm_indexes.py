@@ -156,3 +156,14 @@ def test_the_command_and_the_task(two_firms) -> None:
     with pytest.raises(CommandError, match="unknown firm: nope"):
         call_command("search_indexes", "--firm", "nope", stdout=out, stderr=err)
     assert tasks.search_index_firm_task(big.pk) == {"built": [], "dropped": [], "kept": [big.pk], "busy": [], "failed": []}
+
+
+def test_the_nightly_firm_run_sees_to_the_index_after_it_commits(two_firms, caplog) -> None:
+    """refresh_firm_task queues search_index_firm_task on commit (tasks run eagerly without a broker);
+    run inside a transaction, the index task leaves the work to the next run and says so."""
+    _, big, _ = two_firms
+    with transaction.atomic():
+        assert tasks.search_index_firm_task(big.pk) == {}
+    assert "left to the next run: called inside a transaction" in caplog.text and firm_indexes.existing() == {}
+    tasks.refresh_firm_task(big.pk)
+    assert firm_indexes.existing() == {big.pk: True}
