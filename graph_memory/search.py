@@ -108,18 +108,25 @@ _ONE_SUMMARY = (
 )
 
 
-def _exact_cap() -> tuple[str, list[Any]]:
+def _exact_cap(viewer: Any) -> tuple[str, list[Any]]:
     """A CTE `cap`: the most visible vectors ranked exactly, from the settings and the index's size estimate.
 
     pg_class.reltuples is the planner's estimate (-1 before the first ANALYZE,
     which leaves SEARCH_EXACT_MAX alone in force): reading it costs nothing,
-    where counting the index's rows would cost more than the search.
+    where counting the index's rows would cost more than the search. A viewer
+    who sees the whole of a firm that has an index of its own (a firm admin)
+    gets -1: nothing is counted, and that index answers.
     """
+    firm_id = access.viewer_firm_id(viewer)
     return (
-        f"cap AS (SELECT greatest(%s, floor(%s * greatest(c.reltuples, 0)))::bigint AS cap "
+        f"cap AS (SELECT CASE WHEN %s AND {firm_indexes.exists_sql()} THEN -1 "
+        "ELSE greatest(%s, floor(%s * greatest(c.reltuples, 0))) END::bigint AS cap "
         f"FROM pg_class c WHERE c.oid = '{S}'::regclass)",
-        [int(conf.get("SEARCH_EXACT_MAX")), float(conf.get("SEARCH_EXACT_SHARE"))],
-    )
+        [
+            access.sees_whole_firm(viewer), firm_indexes.index_name(firm_id or 0),
+            int(conf.get("SEARCH_EXACT_MAX")), float(conf.get("SEARCH_EXACT_SHARE")),
+        ],
+    )  # fmt: skip
 
 
 def _rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -135,7 +142,7 @@ def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: i
         return VectorRanking([], [], "exact")
     vis_sql, vis_params = visible
     query = Vector(list(vector)).to_text()
-    cap_sql, cap_params = _exact_cap()
+    cap_sql, cap_params = _exact_cap(viewer)
     # One statement: count the visible cases (stopping past the cap) and,
     # when there are few enough, rank their vectors exactly.
     rows = _rows(
@@ -180,13 +187,14 @@ def _index_ranking(
                     max(int(conf.get("SEARCH_EF_SEARCH")), depth),
                 ],
             )
-            # Visibility as a per-row condition (IS TRUE keeps the planner from
-            # turning it into a join, which would rank every visible row instead
-            # of walking the index): checked for each candidate the index yields.
+            # Visibility as a per-row condition, checked for each candidate the index
+            # yields: IS TRUE keeps the planner from turning it into a join (which would
+            # rank every visible row instead of walking the index), OFFSET 0 from hashing
+            # every visible id first (a firm admin's ten thousand, for ten candidates).
             cursor.execute(
                 f"SELECT s.case_id, s.embedding <=> %s::vector AS distance FROM {S} s "
                 f"WHERE s.firm_id = %s AND s.embedding_model = %s "
-                f"AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id)) IS TRUE "
+                f"AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id OFFSET 0)) IS TRUE "
                 "ORDER BY s.embedding <=> %s::vector LIMIT %s",
                 (vector, firm_id, model, *vis_params, vector, depth),
             )
@@ -256,7 +264,7 @@ def _ranked_search(
     vis_sql, vis_params = visible
     sql = _Sql()
     if exact is not None:
-        cap_sql, cap_params = _exact_cap()
+        cap_sql, cap_params = _exact_cap(viewer)
         sql.add(f"WITH {cap_sql},", *cap_params)
         sql.add(f"vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
         sql.add("n AS (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "

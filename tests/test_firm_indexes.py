@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
-from graph_memory import firm_indexes, search, tasks
+from graph_memory import firm_indexes, search, services, tasks
 from graph_memory.models import CaseSummary
 from practice.models import Case
 from tests import search_support
@@ -167,3 +167,24 @@ def test_the_nightly_firm_run_sees_to_the_index_after_it_commits(two_firms, capl
     assert "left to the next run: called inside a transaction" in caplog.text and firm_indexes.existing() == {}
     tasks.refresh_firm_task(big.pk)
     assert firm_indexes.existing() == {big.pk: True}
+
+
+def test_a_firm_admin_goes_straight_to_the_firms_own_index(two_firms, django_assert_num_queries) -> None:
+    """The firm's 600 vectors are within SEARCH_EXACT_MAX, so a firm admin's search ranked them exactly;
+    with the firm's own index it walks that instead, counting nothing, and a lawyer still scans exactly."""
+    corpus, big, _ = two_firms
+    admin = UserFactory(firm=big, username="big-admin", role=User.Role.ADMIN)
+    lawyer, visible = search_support.grant_share(corpus, big, share=0.1, username="big-lawyer")
+    query = corpus.queries(1, seed=5)[0]
+
+    def method(viewer) -> str:
+        return search.vector_ranking(viewer=viewer, vector=query, model=search_support.MODEL, depth=10).method
+
+    assert (method(admin), method(lawyer)) == ("exact", "exact")
+    firm_indexes.ensure_search_indexes()
+    assert (method(admin), method(lawyer)) == ("hnsw", "exact")
+    stub = search_support.FixedEmbedder(query)
+    # The counting statement (which counts nothing), BEGIN, the scan settings, index scan, COMMIT, fusion.
+    with django_assert_num_queries(6):
+        result = services.search_cases(viewer=admin, q="lease", limit=5, embedder=stub)
+    assert result.mode == "hybrid" and {h.case_id for h in result.results} <= set(corpus.case_ids[big.pk].tolist())
