@@ -22,7 +22,9 @@ the shared HNSW index would have to skip most of what it meets. Otherwise the
 index with pgvector's iterative scan in strict order, so the filter cannot
 starve the result: the firm's own index when it holds enough vectors to have
 one (`firm_indexes`; hnsw.ef_search = SEARCH_FIRM_EF_SEARCH), else the index
-shared by every firm (SEARCH_EF_SEARCH). If it still returns
+shared by every firm (SEARCH_EF_SEARCH). A viewer who sees the whole of a
+firm with its own index (a firm admin) always gets that index, with nothing
+counted first. If it still returns
 fewer rows than asked for, an exact scan. The statement that counts the
 visible set also ranks it when the answer is "exact". Word ranking:
 PostgreSQL full text over the GIN-indexed `search_vector` (header, names and

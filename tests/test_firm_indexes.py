@@ -174,7 +174,7 @@ def test_a_firm_admin_goes_straight_to_the_firms_own_index(two_firms, django_ass
     with the firm's own index it walks that instead, counting nothing, and a lawyer still scans exactly."""
     corpus, big, _ = two_firms
     admin = UserFactory(firm=big, username="big-admin", role=User.Role.ADMIN)
-    lawyer, visible = search_support.grant_share(corpus, big, share=0.1, username="big-lawyer")
+    lawyer, _ = search_support.grant_share(corpus, big, share=0.1, username="big-lawyer")
     query = corpus.queries(1, seed=5)[0]
 
     def method(viewer) -> str:
