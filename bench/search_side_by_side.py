@@ -63,18 +63,18 @@ def _peer(viewer: Any, vector: Sequence[float], model: str, depth: int, *, itera
 
 
 def rankers(model: str, settings_base: dict[str, Any]) -> dict[str, Callable[[Any, Sequence[float]], tuple[list[int], str]]]:
-    def app(overrides: dict[str, Any]) -> Callable[[Any, Sequence[float]], tuple[list[int], str]]:
+    def app(force: str | None) -> Callable[[Any, Sequence[float]], tuple[list[int], str]]:
         def rank(viewer: Any, vector: Sequence[float]) -> tuple[list[int], str]:
-            with override_settings(GRAPH_MEMORY={**settings_base, **overrides}):
-                found = search.vector_ranking(viewer=viewer, vector=vector, model=model, depth=10)
+            with override_settings(GRAPH_MEMORY=settings_base):
+                found = search.vector_ranking(viewer=viewer, vector=vector, model=model, depth=10, force=force)
             return found.case_ids, found.method
 
         return rank
 
     return {
-        APPROACHES[0]: app({}),
-        APPROACHES[1]: app({"SEARCH_EXACT_MAX": 10**9}),
-        APPROACHES[2]: app({"SEARCH_EXACT_MAX": 0, "SEARCH_EXACT_SHARE": 0.0}),
+        APPROACHES[0]: app(None),
+        APPROACHES[1]: app("exact"),
+        APPROACHES[2]: app("index"),
         APPROACHES[3]: lambda v, q: (_peer(v, q, model, 10, iterative="off", own_index=False), ""),
         APPROACHES[4]: lambda v, q: (_peer(v, q, model, 10, iterative="relaxed_order", own_index=False), ""),
         APPROACHES[5]: lambda v, q: (_peer(v, q, model, 10, iterative="off", own_index=True), ""),

@@ -110,22 +110,24 @@ _ONE_SUMMARY = (
 )
 
 
-def _exact_cap(viewer: Any) -> tuple[str, list[Any]]:
+def _exact_cap(viewer: Any, force: str | None = None) -> tuple[str, list[Any]]:
     """A CTE `cap`: the most visible vectors ranked exactly, from the settings and the index's size estimate.
 
     pg_class.reltuples is the planner's estimate (-1 before the first ANALYZE,
     which leaves SEARCH_EXACT_MAX alone in force): reading it costs nothing,
     where counting the index's rows would cost more than the search. A viewer
     who sees the whole of a firm that has an index of its own (a firm admin)
-    gets -1: nothing is counted, and that index answers.
+    gets -1: nothing is counted, and that index answers. `force` ("exact" or
+    "index", for benchmarks) sets the cap past any count, or to -1.
     """
-    firm_id = access.viewer_firm_id(viewer)
+    if force is not None:
+        return f"cap AS (SELECT {2**62 if force == 'exact' else -1}::bigint AS cap)", []
     return (
         f"cap AS (SELECT CASE WHEN %s AND {firm_indexes.exists_sql()} THEN -1 "
         "ELSE greatest(%s, floor(%s * greatest(c.reltuples, 0))) END::bigint AS cap "
         f"FROM pg_class c WHERE c.oid = '{S}'::regclass)",
         [
-            access.sees_whole_firm(viewer), firm_indexes.index_name(firm_id or 0),
+            access.sees_whole_firm(viewer), firm_indexes.index_name(access.viewer_firm_id(viewer) or 0),
             int(conf.get("SEARCH_EXACT_MAX")), float(conf.get("SEARCH_EXACT_SHARE")),
         ],
     )  # fmt: skip
@@ -137,14 +139,19 @@ def _rows(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
-def vector_ranking(*, viewer: Any, vector: Sequence[float], model: str, depth: int) -> VectorRanking:
-    """The `depth` visible cases nearest to `vector` (cosine), among vectors of `model`, nearest first (no floor)."""
+def vector_ranking(
+    *, viewer: Any, vector: Sequence[float], model: str, depth: int, force: str | None = None
+) -> VectorRanking:
+    """The `depth` visible cases nearest to `vector` (cosine), among vectors of `model`, nearest first (no floor).
+    `force`: "exact" or "index" takes that path whatever the rule says (to measure each)."""
+    if force not in (None, "exact", "index"):
+        raise ValueError(f"force must be None, 'exact' or 'index', not {force!r}")
     visible = access.visible_case_ids_sql(viewer)
     if visible is None:
         return VectorRanking([], [], "exact")
     vis_sql, vis_params = visible
     query = Vector(list(vector)).to_text()
-    cap_sql, cap_params = _exact_cap(viewer)
+    cap_sql, cap_params = _exact_cap(viewer, force)
     # One statement: count the visible cases (stopping past the cap) and,
     # when there are few enough, rank their vectors exactly.
     rows = _rows(

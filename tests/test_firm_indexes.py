@@ -188,3 +188,19 @@ def test_a_firm_admin_goes_straight_to_the_firms_own_index(two_firms, django_ass
     with django_assert_num_queries(6):
         result = services.search_cases(viewer=admin, q="lease", limit=5, embedder=stub)
     assert result.mode == "hybrid" and {h.case_id for h in result.results} <= set(corpus.case_ids[big.pk].tolist())
+
+
+def test_each_path_can_be_forced_whatever_the_rule(two_firms) -> None:
+    """`force` (the benchmark's side-by-side) takes the path named: exact for a firm admin with an own index,
+    the index for a lawyer on a few cases, each with the exact answer."""
+    corpus, big, _ = two_firms
+    firm_indexes.ensure_search_indexes()
+    admin = UserFactory(firm=big, username="big-admin", role=User.Role.ADMIN)
+    lawyer, visible = search_support.grant_share(corpus, big, share=0.5, username="big-lawyer")
+    query = corpus.queries(1, seed=6)[0]
+    for viewer, force, shown in ((admin, "exact", corpus.case_ids[big.pk]), (lawyer, "index", visible)):
+        ranking = search.vector_ranking(viewer=viewer, vector=query, model=search_support.MODEL, depth=10, force=force)
+        assert ranking.method == ("exact" if force == "exact" else "hnsw")
+        assert ranking.case_ids == search_support.exact_top(corpus, big, shown, query, 10)
+    with pytest.raises(ValueError, match="force must be"):
+        search.vector_ranking(viewer=admin, vector=query, model=search_support.MODEL, depth=10, force="fast")
