@@ -262,9 +262,9 @@ def run() -> None:
         f"{conf.get('SEARCH_EXACT_MAX'):,} vectors or at most SEARCH_EXACT_SHARE = {conf.get('SEARCH_EXACT_SHARE'):.0%} "
         f"of the index, here of all {FIRMS} synthetic firms' vectors and the real ones), its exact scan and its index path each forced, and the two "
         f"usual ways to filter pgvector's HNSW index (ef_search = {side_by_side.PEER_EF_SEARCH}): post-filtering, "
-        "and the iterative scan in relaxed order. The peers run first as a plain pgvector set-up has them, on the "
-        "one index over every firm's vectors (issue 14's peers; the verdict below is against these), then on this "
-        "app's index of the viewer's firm. Synthetic vectors:\n"
+        "and the iterative scan in relaxed order. Each peer runs two ways: as a plain pgvector set-up has it, on the "
+        "one index over every firm's vectors (issue 14's peers; the first verdict below is against these), and on "
+        "this app's index of the viewer's firm. Synthetic vectors:\n"
     )
 
     def verdicts(rows: list[tuple]) -> None:
