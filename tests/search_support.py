@@ -204,7 +204,8 @@ def exact_top(corpus: Corpus, firm: Firm, visible: np.ndarray, query: np.ndarray
 
 
 def exact_cap() -> int:
-    """How many visible vectors search ranks exactly now (search._exact_cap's rule, from the index's estimate)."""
+    """How many visible vectors search ranks exactly now (search._exact_cap's rule, from the index's estimate),
+    for a viewer whose firm has no index of its own."""
     from graph_memory import conf
 
     with connection.cursor() as cursor:
