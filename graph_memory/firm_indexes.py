@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from django.db import DatabaseError, connection
 
@@ -60,7 +60,11 @@ class IndexChanges:
     failed: list[int] = field(default_factory=list)  # the build failed (logged); the next run tries again
 
     def as_dict(self) -> dict[str, list[int]]:
-        return {"built": self.built, "dropped": self.dropped, "kept": self.kept, "busy": self.busy, "failed": self.failed}
+        return asdict(self)
+
+
+class InsideTransaction(RuntimeError):
+    """`ensure_search_indexes` was called inside a transaction, where it cannot build concurrently."""
 
 
 def _vector_counts(firm_id: int | None) -> dict[int, int]:
@@ -88,11 +92,11 @@ def ensure_search_indexes(*, firm_id: int | None = None, progress: Callable[[str
     """Build the index of every firm (or of `firm_id`) that should have one and lacks it, rebuild an
     invalid one, and drop those of firms below half the threshold or gone. Returns what it did.
 
-    A firm whose build fails is logged and listed in `failed`; the others go on. Must run outside a transaction (CREATE INDEX CONCURRENTLY cannot run inside one): raises
-    RuntimeError inside `atomic()`.
+    A firm whose build fails is logged and listed in `failed`; the others go on. Must run outside a
+    transaction (CREATE INDEX CONCURRENTLY cannot run inside one): raises InsideTransaction inside `atomic()`.
     """
     if connection.in_atomic_block:
-        raise RuntimeError("ensure_search_indexes must run outside a transaction (it builds indexes concurrently)")
+        raise InsideTransaction("ensure_search_indexes must run outside a transaction (it builds indexes concurrently)")
     minimum = int(conf.get("SEARCH_FIRM_INDEX_MIN"))
     counts = _vector_counts(firm_id)
     have = existing()

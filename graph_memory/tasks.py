@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 
 from celery import group, shared_task
-from django.db import connection, transaction
+from django.db import transaction
 
 from graph_memory import services
+from graph_memory.firm_indexes import InsideTransaction
 
 logger = logging.getLogger(__name__)
 
@@ -57,10 +58,11 @@ def search_index_firm_task(firm_id: int) -> dict[str, list[int]]:
 
     A worker runs it outside any transaction. Run eagerly inside one (a test's), it cannot build
     concurrently: it says so in the log and leaves the work to the next run."""
-    if connection.in_atomic_block:
+    try:
+        return services.ensure_search_indexes(firm_id=firm_id).as_dict()
+    except InsideTransaction:
         logger.warning("search index of firm %s left to the next run: called inside a transaction", firm_id)
         return {}
-    return services.ensure_search_indexes(firm_id=firm_id).as_dict()
 
 
 # --- Search: embed a saved summary ----------------------------------------------
