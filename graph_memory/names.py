@@ -10,6 +10,7 @@ the graph stores them, and the reads apply the same function to the query.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 import unicodedata
@@ -154,6 +155,31 @@ def party_variants(firm_id: int, key: str, lookup: str) -> set[str]:
     units = {f"^{w}" if len(w) == 1 else v for w in words for v in deletions(w, word_edits_allowed(len(w)))}
     units |= {v for a, b in itertools.pairwise(whole) for v in deletions(a + b, 1)}
     return {f"{firm_id}:{u}" for u in units}
+
+
+# A lawyer's sight (graph_memory.sight) holds each party's index strings as 32-bit numbers, so a
+# conflict check tests a few hundred bytes per party instead of a TOASTed text array: the first
+# four bytes of the string's SHA-256, signed. Migration 0013's SQL function
+# graph_memory_party_hashes computes them for every node, `party_hashes` here. A collision
+# only adds a candidate, which `conflict_match` then turns down. The exact party key is one
+# more string, "<firm>:=<key>" (no index string holds "=").
+
+
+def variant_hash(text: str) -> int:
+    """The signed 32-bit number a sight holds for this index string."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big", signed=True)
+
+
+def party_hashes(firm_id: int, key: str, lookup: str) -> set[int]:
+    """The numbers a sight holds for a party: its index strings' and its exact key's (none without a key)."""
+    if not key:
+        return set()
+    return {variant_hash(s) for s in party_variants(firm_id, key, lookup) | {exact_string(firm_id, key)}}
+
+
+def exact_string(firm_id: int, key: str) -> str:
+    """The index string a sight adds for a party's exact key."""
+    return f"{firm_id}:={key}"
 
 
 @dataclass(frozen=True)

@@ -356,10 +356,11 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         wanted = _wanted(query, firm_id)
         params = [*wanted, *visible_params, firm_id, wanted[0], query.key, query.key, words,
                   CONFLICT_CANDIDATES + 1, limit + 1]  # fmt: skip
-        if sight.enabled():  # or from the parties in their sight while it is current
-            sighted = (walled_reads.SIGHT_CONFLICTS, [*wanted, viewer.pk, firm_id, wanted[0], query.key, query.key,
-                                                      words, CONFLICT_CANDIDATES + 1, viewer.pk, *visible_params,
-                                                      limit + 1])  # fmt: skip
+        if sight.enabled():  # or from the parties in their sight while it is current, by their strings' numbers
+            hashes = [names.variant_hash(v) for v in [*wanted[0], names.exact_string(firm_id, query.key)]]
+            sighted = (walled_reads.SIGHT_CONFLICTS, [hashes, [*wanted[1], -1], [*wanted[2], 0], viewer.pk, hashes,
+                                                      firm_id, query.key, words, CONFLICT_CANDIDATES + 1, viewer.pk,
+                                                      *visible_params, limit + 1])  # fmt: skip
     rows = _rows(viewer, (sql, params), sighted, columns=9, visible_sql=visible_sql)
     parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}
     for p_id, p_kind, p_label, p_key, p_lookup, c_id, c_kind, c_label, edge in rows:

@@ -30,11 +30,13 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from graph_memory import access, conf
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import Edge, Node, Sight, SightViewer
+from graph_memory.models.graph import PARTY_HASHES_COLUMN
 
 logger = logging.getLogger(__name__)
 
 SV, SIGHT = SightViewer._meta.db_table, Sight._meta.db_table
 N, E = Node._meta.db_table, Edge._meta.db_table
+_PARTY_KINDS = f"('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')"
 # pg_advisory_xact_lock's first key for rebuilds (any constant of this app's own).
 _LOCK_CLASS = 71_402
 
@@ -249,6 +251,19 @@ def rebuild_later(viewer: Any) -> None:
     transaction.on_commit(lambda: rebuild(viewer), robust=True)
 
 
+# A viewer's rows: every node of every edge of the cases they may open, once per case; a client or
+# counterparty with its conflict-check strings as numbers (the node's generated `party_hashes`). Params: viewer, access, firm id.
+_BUILD = f"""
+INSERT INTO {SIGHT} (viewer_id, node_id, case_id, kind, label, name_key, variants)
+SELECT %s, n.id, d.case_id, n.kind, n.label, n.name_key, CASE WHEN n.kind IN {_PARTY_KINDS} THEN n.{PARTY_HASHES_COLUMN} END
+FROM (
+    SELECT DISTINCT x.id, e.case_id FROM ({{visible}}) v(id)
+    JOIN {E} e ON e.case_id = v.id
+    CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
+) d JOIN {N} n ON n.id = d.id AND n.firm_id = %s
+"""
+
+
 def rebuild(viewer: Any) -> bool:
     """Rebuild `viewer`'s sight from the cases they may open now; False if there was nothing to do.
 
@@ -270,15 +285,7 @@ def rebuild(viewer: Any) -> bool:
         if built == version and built_firm == firm_id:
             return False
         cursor.execute(f"DELETE FROM {SIGHT} WHERE viewer_id = %s", [viewer.pk])
-        cursor.execute(
-            f"""INSERT INTO {SIGHT} (viewer_id, node_id, case_id, kind, label, name_key)
-            SELECT DISTINCT %s, n.id, e.case_id, n.kind, n.label, n.name_key
-            FROM ({visible_sql}) v(id)
-            JOIN {E} e ON e.case_id = v.id
-            CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
-            JOIN {N} n ON n.id = x.id AND n.firm_id = %s""",
-            [viewer.pk, *visible_params, firm_id],
-        )
+        cursor.execute(_BUILD.format(visible=visible_sql), [viewer.pk, *visible_params, firm_id])
         rows = cursor.rowcount
         cursor.execute(
             f"UPDATE {SV} SET built_version = %s, firm_id = %s, built_at = now() WHERE viewer_id = %s AND version = %s",

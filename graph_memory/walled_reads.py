@@ -122,9 +122,9 @@ LIMIT %s
 """
 
 # The conflict check's parts both statements share. The query's index strings, with the number of
-# words each reading needs:
+# words each reading needs (`{type}`: text, or int for the sight's numbers):
 _WANTED = """
-wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
+wanted AS (SELECT * FROM unnest(%s::{type}[], %s::int[], %s::int[]) AS w(variant, reading, word)),
 needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading)
 """
 # One party's row, by id (`{id}`). Params: firm id.
@@ -132,27 +132,33 @@ _PARTY_ROW = f"""
         SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.{PARTY_VARIANTS_COLUMN} AS variants FROM {N} p
         WHERE p.id = {{id}} AND p.firm_id = %s AND p.kind IN {PARTY_KINDS} OFFSET 0
 """
+# The parties found (`{found}`, rows `p`), the exact key and the words asked first, capped.
+# Params: key, word patterns, cap + 1.
+_SEEN = """
+seen AS MATERIALIZED (
+    SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
+           ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
+    FROM {found}
+    ORDER BY exact DESC, words DESC, p.label, p.id
+    LIMIT %s
+)
+"""
 # The parties (CTE `party`) that hold a string of every word of a reading, or the exact key; the
 # best first, capped. Params: variants, key, key, word patterns, cap + 1.
-_MATCHED = """
+_MATCHED = f"""
 held AS (
-    SELECT p.id, w.reading, count(DISTINCT w.word) AS words
-    FROM party p CROSS JOIN LATERAL (SELECT v FROM unnest(p.variants) v WHERE v = ANY(%s::text[])) v(variant)
-    JOIN wanted w ON w.variant = v.variant
-    GROUP BY p.id, w.reading
+    SELECT x.id, w.reading, count(DISTINCT w.word) AS words
+    FROM (SELECT p.id, unnest(p.variants) AS variant FROM party p) x
+    JOIN wanted w ON w.variant = x.variant
+    WHERE x.variant = ANY(%s::text[])
+    GROUP BY x.id, w.reading
 ),
 found AS (
     SELECT h.id FROM held h JOIN needed n ON n.reading = h.reading AND n.words = h.words
     UNION
     SELECT p.id FROM party p WHERE p.party_key = %s
 ),
-seen AS MATERIALIZED (
-    SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
-           ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
-    FROM found f JOIN party p ON p.id = f.id
-    ORDER BY exact DESC, words DESC, p.label, p.id
-    LIMIT %s
-)
+{_SEEN.format(found="found f JOIN party p ON p.id = f.id").strip()}
 """
 # The page: each party found with its cases through `link`. Params: limit + 1.
 _CONFLICT_PAGE = f"""
@@ -173,7 +179,7 @@ ORDER BY m.party, m.n
 # hand over hidden parties.
 # Params: variants, readings, words, access, firm id, variants, key, key, word patterns, cap + 1, limit + 1.
 CONFLICTS = f"""
-WITH {_WANTED.strip()},
+WITH {_WANTED.format(type="text").strip()},
 {_VIS},
 link AS MATERIALIZED (
     SELECT e.target_id AS party, e.source_id AS case_node, e.kind AS edge FROM vis CROSS JOIN LATERAL (
@@ -242,16 +248,24 @@ ORDER BY n.prefix DESC, n.label, n.node_id
 LIMIT %s
 """
 
-# Conflict check: the parties in the viewer's sight, tested as in CONFLICTS; only the parties
-# found are then joined to their cases. Params: variants, readings, words, viewer, firm id,
-# variants, key, key, word patterns, cap + 1, viewer, access, limit + 1.
+# Conflict check: the parties in the viewer's sight, tested as in CONFLICTS but on the numbers the
+# sight holds for their strings (`Sight.variants`, with the exact key among them as reading -1), so
+# no party's node is read until it is found; only the parties found are then joined to their cases.
+# Params: hashes, readings, words, viewer, hashes, firm id, key, word patterns, cap + 1, viewer, access, limit + 1.
 SIGHT_CONFLICTS = f"""
-WITH {_WANTED.strip()},
-party AS MATERIALIZED (
-    SELECT p.* FROM (SELECT DISTINCT s.node_id FROM {S} s WHERE s.viewer_id = %s AND s.kind IN {PARTY_KINDS}) l
-    CROSS JOIN LATERAL ({_PARTY_ROW.format(id="l.node_id")}) p
+WITH {_WANTED.format(type="int").strip()},
+held AS (
+    SELECT x.id, w.reading, count(DISTINCT w.word) AS words
+    FROM (SELECT s.node_id AS id, unnest(s.variants) AS variant FROM {S} s WHERE s.viewer_id = %s AND s.variants IS NOT NULL) x
+    JOIN wanted w ON w.variant = x.variant
+    WHERE x.variant = ANY(%s::int[])
+    GROUP BY x.id, w.reading
 ),
-{_MATCHED.strip()},
+party AS MATERIALIZED (
+    SELECT p.* FROM (SELECT DISTINCT h.id FROM held h JOIN needed n ON n.reading = h.reading AND n.words = h.words) f
+    CROSS JOIN LATERAL ({_PARTY_ROW.format(id="f.id")}) p
+),
+{_SEEN.format(found="party p").strip()},
 link AS (
     SELECT s.node_id AS party, e.source_id AS case_node, e.kind AS edge
     FROM seen x JOIN {S} s ON s.viewer_id = %s AND s.node_id = x.id

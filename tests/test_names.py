@@ -157,6 +157,17 @@ def test_the_sql_function_and_python_agree_on_a_partys_variants(name: str) -> No
         assert set(cursor.fetchone()[0]) == names.party_variants(42, key, lookup)
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["Northwind Holdings, Inc.", "Jordan Lee", "X", "Müller GmbH & Co. KG", "Мюллер", "東京 Trading", "", "Inc."])
+def test_the_sql_function_and_python_agree_on_a_partys_numbers(name: str) -> None:
+    key, lookup = party_key(name), lookup_key(name)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT graph_memory_party_hashes(%s, %s, %s)", [42, key, lookup])
+        held = cursor.fetchone()[0]
+    assert set(held) == names.party_hashes(42, key, lookup) and len(held) == len(set(held))
+    assert all(-(2**31) <= h < 2**31 for h in held) and bool(held) == bool(key)
+
+
 def test_every_accepted_typo_is_found_by_the_index_strings() -> None:
     """The symmetric-deletion rule: whenever conflict_match accepts a `similar` match, the party's
     index strings share one with every word list of some reading of the query."""

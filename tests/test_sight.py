@@ -22,7 +22,7 @@ from django.db import connection
 from django.test import override_settings
 
 from accounts.models import User
-from graph_memory import access, services, sight
+from graph_memory import access, names, services, sight
 from graph_memory.models import Edge, Node, Sight, SightViewer
 from practice.models import (
     Case,
@@ -32,6 +32,7 @@ from practice.models import (
     Client,
 )
 from practice.permissions import view_case_permission
+from tests import name_variants
 from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, FirmFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -189,6 +190,28 @@ def assert_same_answers(viewer: User, firm: Any) -> None:
     assert any(v != "not found" for k, v in with_sight.items() if k.startswith("walk")), "the lawyer reaches nothing"
 
 
+def test_its_conflict_checks_find_what_the_cases_they_may_open_find_on_every_variant_class() -> None:
+    """The sight matches parties on their strings' numbers; the cases they may open, on the strings."""
+    firm = FirmFactory(slug="sight-variants")
+    lawyer = UserFactory(firm=firm, username="sight-variants-lawyer")
+    pop = name_variants.population(80, seed=5)
+    for i, party in enumerate(pop.parties):
+        case = CaseFactory(firm=firm, owner=lawyer if i % 2 else UserFactory(firm=firm), title=f"Variant matter {i}",
+                           client=ClientFactory(firm=firm, name=party.name))  # fmt: skip
+        other = pop.parties[(i + 1) % len(pop.parties)].name
+        CaseCounterparty.objects.create(firm=firm, case=case, counterparty=CounterpartyFactory(firm=firm, name=other))
+    services.graph_rebuild_firm(firm_id=firm.pk)
+    sight.rebuild(lawyer)
+    queries = name_variants.queries(pop, 4)
+    assert {q.kind for q in queries} == set(name_variants.CLASSES)
+    with_sight = [services.conflicts_check(viewer=lawyer, name=q.text) for q in queries]
+    assert sight.current(lawyer)
+    with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}):
+        from_cases = [services.conflicts_check(viewer=lawyer, name=q.text) for q in queries]
+    assert with_sight == from_cases
+    assert sum(bool(r.matches) for r in with_sight) >= len(queries) // 2  # they found something to agree on
+
+
 def test_a_read_is_one_statement_while_current_and_rebuilds_once_stale(
     world: dict[str, Any], django_assert_num_queries: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
@@ -242,9 +265,10 @@ def test_a_planted_row_is_still_held_back_by_the_wall(world: dict[str, Any]) -> 
     ends = Edge.objects.filter(case_id=hidden.pk).values("target_id")
     hidden_nodes = [*Node.objects.filter(pk__in=ends).exclude(pk=case_node.pk), case_node]
     Sight.objects.bulk_create(
-        Sight(viewer=lawyer, node_id=n.pk, case_id=hidden.pk, kind=n.kind, label=n.label, name_key=n.name_key)
+        Sight(viewer=lawyer, node_id=n.pk, case_id=hidden.pk, kind=n.kind, label=n.label, name_key=n.name_key,
+              variants=_hashed_strings(n) if n.kind != Node.Kind.CASE else None)
         for n in hidden_nodes
-    )
+    )  # fmt: skip
     assert sight.current(lawyer)  # planted without a trigger noticing: the sight table has none
     with pytest.raises(access.NotFound):
         services.node_neighbors(viewer=lawyer, node_id=case_node.pk)
@@ -253,6 +277,19 @@ def test_a_planted_row_is_still_held_back_by_the_wall(world: dict[str, Any]) -> 
     assert services.nodes_lookup(viewer=lawyer, q="matter 5").results == []
     assert services.conflicts_check(viewer=lawyer, name="Castell Partners 5").matches == []
     assert "Castell Partners 5 LLC" not in str(services.nodes_lookup(viewer=lawyer, q="castell", limit=100))
+
+
+def _hashed_strings(node: Node) -> list[int]:
+    """What a rebuild stores for a party: its index strings and its exact key, hashed."""
+    return sorted(names.party_hashes(node.firm_id, node.party_key, node.name_key))
+
+
+def test_a_rebuild_stores_each_partys_strings_hashed(world: dict[str, Any]) -> None:
+    rows = Sight.objects.filter(viewer=world["lawyer"])
+    parties = [r for r in rows if r.kind in (Node.Kind.CLIENT, Node.Kind.COUNTERPARTY)]
+    assert parties and all(r.variants is None for r in rows if r.kind not in (Node.Kind.CLIENT, Node.Kind.COUNTERPARTY))
+    for row in parties:
+        assert sorted(row.variants) == _hashed_strings(Node.objects.get(pk=row.node_id))
 
 
 def test_firm_admins_and_a_switched_off_sight_have_no_rows(world: dict[str, Any]) -> None:

@@ -17,6 +17,9 @@ from graph_memory import conf
 # graph_memory_party_variants (names.party_variants is the same rule in Python), and its GIN
 # index. Only the conflict check's SQL reads it, so no ORM query fetches the arrays.
 PARTY_VARIANTS_COLUMN = "party_variants"
+# Another (migration 0013): `party_hashes` (int[]), the same strings and the exact key as numbers
+# (names.variant_hash), which lawyers' sights copy for their conflict checks.
+PARTY_HASHES_COLUMN = "party_hashes"
 
 
 class Node(models.Model):

@@ -20,6 +20,7 @@ Firm admins have none: nothing of their firm is hidden from them.
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from graph_memory import conf
@@ -60,6 +61,9 @@ class Sight(models.Model):
     kind = models.CharField(max_length=16)
     label = models.CharField(max_length=300)
     name_key = models.CharField(max_length=300)
+    # A client's or counterparty's conflict-check strings (its `party_variants` and its exact key) as
+    # numbers (names.variant_hash): a lawyer's conflict check reads these instead of every party's node.
+    variants = ArrayField(models.IntegerField(), null=True, help_text="A party's index strings, hashed.")
 
     class Meta:
         indexes = [models.Index(fields=["node_id"], name="gm_sight_node")]  # the node trigger's lookup
