@@ -45,7 +45,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from pgvector import Vector
 
-from graph_memory import access, conf, embeddings, firm_indexes
+from graph_memory import access, conf, embeddings, firm_indexes, sight
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Node
 from graph_memory.selectors import NodeRef
@@ -110,6 +110,39 @@ _ONE_SUMMARY = (
 )
 
 
+@dataclass(frozen=True)
+class _Vectors:
+    """Where an exact scan reads the visible vectors (`source`, rows `s` with case_id and embedding; it
+    needs the CTE `vis`), the CTEs it needs first (`ctes`, each ending in a comma) and an expression
+    saying whether a lawyer's sight was current (`fresh`: NULL for anyone without one)."""
+
+    ctes: str
+    ctes_params: list[Any]
+    source: str
+    source_params: list[Any]
+    fresh: str
+
+
+def _vectors(viewer: Any, model: str) -> _Vectors:
+    """A lawyer's copies of their cases' vectors (graph_memory.sight) while their sight is current,
+    one contiguous run of pages, else each visible case's summary row (one page per case)."""
+    each_summary = f"(SELECT s.* FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s) AS s"
+    if not sight.uses_sight(viewer):
+        return _Vectors("", [], each_summary, [model], "NULL::boolean")
+    # The copies are an index of the wall, not the wall: each is kept only if its case is in `vis`.
+    copies = (
+        f"SELECT v.case_id, v.embedding FROM {sight.VECTORS} v WHERE (SELECT ok FROM gm_fresh) "
+        "AND v.viewer_id = %s AND v.embedding_model = %s AND v.case_id IN (SELECT id FROM vis)"
+    )
+    return _Vectors(
+        ctes=f"gm_fresh AS MATERIALIZED ({sight.FRESH}),",
+        ctes_params=[viewer.pk, access.viewer_firm_id(viewer)],
+        source=f"({copies} UNION ALL SELECT s.case_id, s.embedding FROM {each_summary} WHERE NOT (SELECT ok FROM gm_fresh)) AS s",
+        source_params=[viewer.pk, model, model],
+        fresh="(SELECT ok FROM gm_fresh)",
+    )
+
+
 def _exact_cap(viewer: Any, force: str | None = None) -> tuple[str, list[Any]]:
     """A CTE `cap`: the most visible vectors ranked exactly, from the settings and the index's size estimate.
 
@@ -152,23 +185,26 @@ def vector_ranking(
     vis_sql, vis_params = visible
     query = Vector(list(vector)).to_text()
     cap_sql, cap_params = _exact_cap(viewer, force)
+    vectors = _vectors(viewer, model)
     # One statement: count the visible cases (stopping past the cap) and,
     # when there are few enough, rank their vectors exactly.
     rows = _rows(
         f"""
-        WITH {cap_sql},
+        WITH {vectors.ctes} {cap_sql},
              vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT (SELECT cap + 1 FROM cap)),
              n AS (SELECT count(*) AS n, (SELECT cap FROM cap) AS cap FROM vis)
-        SELECT n.n <= n.cap, r.case_id, r.distance FROM n LEFT JOIN LATERAL (
+        SELECT n.n <= n.cap, r.case_id, r.distance, {vectors.fresh} FROM n LEFT JOIN LATERAL (
             SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
-            FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
+            FROM {vectors.source}
             WHERE n.n <= n.cap
             ORDER BY distance, s.case_id
             LIMIT %s
         ) r ON true
         """,
-        (*cap_params, *vis_params, query, model, depth),
+        (*vectors.ctes_params, *cap_params, *vis_params, query, *vectors.source_params, depth),
     )
+    if rows[0][3] is False:
+        sight.rebuild_later(viewer)
     if rows[0][0]:
         ranked = [(r[1], r[2]) for r in rows if r[1] is not None]
         return VectorRanking([c for c, _ in ranked], [d for _, d in ranked], "exact")
@@ -272,9 +308,10 @@ def _ranked_search(
     """
     vis_sql, vis_params = visible
     sql = _Sql()
-    if exact is not None:
+    vectors = _vectors(viewer, exact[1]) if exact is not None else None
+    if vectors is not None:
         cap_sql, cap_params = _exact_cap(viewer)
-        sql.add(f"WITH {cap_sql},", *cap_params)
+        sql.add(f"WITH {vectors.ctes} {cap_sql},", *vectors.ctes_params, *cap_params)
         sql.add(f"vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
         sql.add("n AS (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
                 "<= (SELECT cap FROM cap) AS exact),")  # fmt: skip
@@ -292,17 +329,17 @@ def _ranked_search(
         ),""",
         q,
     )
-    if exact is not None:
+    if vectors is not None:
         sql.add(
             f"""vec AS (
                 SELECT e.case_id, e.distance, row_number() OVER (ORDER BY e.distance, e.case_id) AS rank FROM (
                     SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
-                    FROM n, vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
+                    FROM n CROSS JOIN {vectors.source}
                     WHERE n.exact
                     ORDER BY distance, s.case_id LIMIT %s
                 ) AS e
             ),""",
-            exact[0], exact[1], depth,
+            exact[0], *vectors.source_params, depth,
         )  # fmt: skip
     else:
         ranked = vector or VectorRanking([], [], "exact")
@@ -365,15 +402,17 @@ def _ranked_search(
             SELECT top.*, ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %s) AS snippet
             FROM top JOIN {S} s ON s.case_id = top.case_id CROSS JOIN words
         )
-        SELECT n.exact, hits.case_id, hits.score, hits.key, hits.node_id, hits.label, hits.snippet,
-               hits.meaning, hits.words
+        SELECT n.exact, {vectors.fresh if vectors else "NULL::boolean"}, hits.case_id, hits.score, hits.key,
+               hits.node_id, hits.label, hits.snippet, hits.meaning, hits.words
         FROM n LEFT JOIN hits ON true
         ORDER BY hits.score DESC, hits.rrf DESC, hits.key, hits.case_id""",
         floor.similarity, floor.similarity, floor.similarity,
         *ref_params, access.viewer_firm_id(viewer), Node.Kind.CASE.value, limit, HEADLINE_OPTIONS,
     )  # fmt: skip
     rows = sql.rows()
-    return rows[0][0], [row[1:] for row in rows if row[1] is not None]
+    if rows[0][1] is False:
+        sight.rebuild_later(viewer)
+    return rows[0][0], [row[2:] for row in rows if row[2] is not None]
 
 
 def search_cases(

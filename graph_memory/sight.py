@@ -29,12 +29,13 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from graph_memory import access, conf
 from graph_memory.adapter import case_model, get_adapter
-from graph_memory.models import Edge, Node, Sight, SightViewer
+from graph_memory.models import CaseSummary, Edge, Node, Sight, SightVector, SightViewer
 from graph_memory.models.graph import PARTY_HASHES_COLUMN
 
 logger = logging.getLogger(__name__)
 
-SV, SIGHT = SightViewer._meta.db_table, Sight._meta.db_table
+SV, SIGHT, VECTORS = SightViewer._meta.db_table, Sight._meta.db_table, SightVector._meta.db_table
+SUMMARY = CaseSummary._meta.db_table
 N, E = Node._meta.db_table, Edge._meta.db_table
 _PARTY_KINDS = f"('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')"
 # pg_advisory_xact_lock's first key for rebuilds (any constant of this app's own).
@@ -119,22 +120,33 @@ def _trigger_specs() -> list[tuple[str, str, str]]:
     )
     specs.append((N, "UPDATE", f"SELECT s.viewer_id FROM {SIGHT} s WHERE s.node_id IN ({renamed})"))
     specs.append((N, "DELETE", f"SELECT s.viewer_id FROM {SIGHT} s WHERE s.node_id IN (SELECT id FROM gm_old)"))
+    # A summary's vector written, changed or gone: everyone granted its case (their copy is out of date).
+    revectored = (
+        "SELECT n.case_id FROM gm_new n JOIN gm_old o ON o.id = n.id "
+        "WHERE (n.embedding_model, n.embedding) IS DISTINCT FROM (o.embedding_model, o.embedding)"
+    )
+    specs.append((SUMMARY, "INSERT", viewers_of("SELECT case_id FROM gm_new WHERE embedding IS NOT NULL")))
+    specs.append((SUMMARY, "UPDATE", viewers_of(revectored)))
+    specs.append((SUMMARY, "DELETE", viewers_of("SELECT case_id FROM gm_old")))
     return specs
 
 
 def _forget_specs() -> list[tuple[str, str]]:
     """(table, statement over `gm_old`) for the DELETE triggers that drop sight rows naming what was deleted:
-    a case, a node, a user. (They run after the bump triggers of the same statement: names sort so.)"""
+    a case, a node, a summary (its vector), a user. (They run after the bump triggers of the same statement: names sort so.)"""
     if get_adapter().guardian_permissions() is None:
         return []
     q = connection.ops.quote_name
     case, user = case_model()._meta, get_user_model()._meta
     users = f"SELECT {q(user.pk.column)} FROM gm_old"
+    cases = f"SELECT {q(case.pk.column)} FROM gm_old"
     return [
-        (q(case.db_table), f"DELETE FROM {SIGHT} WHERE case_id IN (SELECT {q(case.pk.column)} FROM gm_old)"),
+        (q(case.db_table), f"DELETE FROM {SIGHT} WHERE case_id IN ({cases}); DELETE FROM {VECTORS} WHERE case_id IN ({cases})"),
         (N, f"DELETE FROM {SIGHT} WHERE node_id IN (SELECT id FROM gm_old)"),
-        (q(user.db_table), f"DELETE FROM {SIGHT} WHERE viewer_id IN ({users}); DELETE FROM {SV} WHERE viewer_id IN ({users})"),
-    ]
+        (SUMMARY, f"DELETE FROM {VECTORS} WHERE case_id IN (SELECT case_id FROM gm_old)"),
+        (q(user.db_table), f"DELETE FROM {SIGHT} WHERE viewer_id IN ({users}); DELETE FROM {VECTORS} WHERE viewer_id IN ({users}); "
+                           f"DELETE FROM {SV} WHERE viewer_id IN ({users})"),
+    ]  # fmt: skip
 
 
 def _trigger_name(table: str, event: str) -> str:
@@ -191,7 +203,7 @@ def missing_triggers() -> list[str]:
 
 # --- reads ------------------------------------------------------------------------------------
 
-_FRESH = (
+FRESH = (
     f"SELECT EXISTS (SELECT 1 FROM {SV} WHERE viewer_id = %s AND firm_id = %s AND built_version = version) AS ok"
 )
 
@@ -199,7 +211,7 @@ _FRESH = (
 def current(viewer: Any) -> bool:
     """Whether the viewer's sight is current: their reads answer from it in one statement."""
     with connection.cursor() as cursor:
-        cursor.execute(_FRESH, [viewer.pk, access.viewer_firm_id(viewer)])
+        cursor.execute(FRESH, [viewer.pk, access.viewer_firm_id(viewer)])
         return bool(cursor.fetchone()[0])
 
 
@@ -219,7 +231,7 @@ def answer(
     that says whether the sight was current, so an empty answer says it too.
     """
     sql = (
-        f"WITH gm_fresh AS MATERIALIZED ({_FRESH}) "
+        f"WITH gm_fresh AS MATERIALIZED ({FRESH}) "
         f"SELECT sighted.*, NULL::boolean AS gm_current FROM ({sighted[0]}) sighted WHERE (SELECT ok FROM gm_fresh) "
         f"UNION ALL SELECT {', '.join(['NULL'] * columns)}, (SELECT ok FROM gm_fresh)"
     )
@@ -238,7 +250,7 @@ def gated(viewer: Any, *, sighted: tuple[str, list[Any]], walled: tuple[str, lis
     """One statement for use inside another: `sighted` while the viewer's sight is current, else `walled`
     (the one not taken is never executed: a one-time filter). It does not rebuild a stale sight."""
     sql = (
-        f"WITH gm_fresh AS MATERIALIZED ({_FRESH}) "
+        f"WITH gm_fresh AS MATERIALIZED ({FRESH}) "
         f"SELECT sighted.* FROM ({sighted[0]}) sighted WHERE (SELECT ok FROM gm_fresh) "
         f"UNION ALL SELECT walled.* FROM ({walled[0]}) walled WHERE NOT (SELECT ok FROM gm_fresh)"
     )
@@ -261,6 +273,15 @@ FROM (
     JOIN {E} e ON e.case_id = v.id
     CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
 ) d JOIN {N} n ON n.id = d.id AND n.firm_id = %s
+"""
+# Their cases' summary vectors, in case order (so one viewer's rows fill pages of their own).
+# Params: viewer, access, firm id.
+_BUILD_VECTORS = f"""
+INSERT INTO {VECTORS} (viewer_id, case_id, embedding_model, embedding)
+SELECT %s, s.case_id, s.embedding_model, s.embedding
+FROM (SELECT DISTINCT v.id FROM ({{visible}}) v(id)) v
+JOIN {SUMMARY} s ON s.case_id = v.id AND s.firm_id = %s AND s.embedding IS NOT NULL
+ORDER BY s.case_id
 """
 
 
@@ -287,10 +308,15 @@ def rebuild(viewer: Any) -> bool:
         cursor.execute(f"DELETE FROM {SIGHT} WHERE viewer_id = %s", [viewer.pk])
         cursor.execute(_BUILD.format(visible=visible_sql), [viewer.pk, *visible_params, firm_id])
         rows = cursor.rowcount
+        cursor.execute(f"DELETE FROM {VECTORS} WHERE viewer_id = %s", [viewer.pk])
+        cursor.execute(_BUILD_VECTORS.format(visible=visible_sql), [viewer.pk, *visible_params, firm_id])
+        vectors = cursor.rowcount
         cursor.execute(
             f"UPDATE {SV} SET built_version = %s, firm_id = %s, built_at = now() WHERE viewer_id = %s AND version = %s",
             [version, firm_id, viewer.pk, version],
         )
         recorded = cursor.rowcount == 1
-    logger.info("sight of viewer %s rebuilt: %d rows%s", viewer.pk, rows, "" if recorded else " (changed meanwhile)")
+    logger.info(
+        "sight of viewer %s rebuilt: %d rows, %d vectors%s", viewer.pk, rows, vectors, "" if recorded else " (changed meanwhile)"
+    )
     return True

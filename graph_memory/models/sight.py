@@ -4,12 +4,15 @@ A lawyer's read used to start from every case they may open and probe the map
 once per case (issue 15: so that hidden rows cost no time), which made a lawyer
 on a thousand cases several times slower than a firm admin (issue 14). These two
 tables hold, per viewer, the nodes of the cases they may open: a lawyer's walk,
-lookup or conflict check reads their own rows, by primary key.
+lookup or conflict check reads their own rows, by primary key. A third,
+`SightVector`, holds their cases' summary vectors side by side, so that a
+lawyer's exact search by meaning reads a few contiguous pages rather than one
+page per case.
 
 They are an index of the wall, never the wall itself:
 - database triggers (`graph_memory.sight`) bump `SightViewer.version` in the
-  statement that changes a grant, a group, a case's firm, an edge or a node's
-  name, whatever wrote it (bulk inserts and raw SQL included);
+  statement that changes a grant, a group, a case's firm, an edge, a node's
+  name or a summary's vector, whatever wrote it (bulk inserts and raw SQL included);
 - a read uses these rows only while `built_version = version` and the viewer's
   firm is the one they were built for; otherwise it answers from the cases the
   viewer may open, as before, and the rows are rebuilt after it;
@@ -22,6 +25,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from pgvector.django import VectorField
 
 from graph_memory import conf
 
@@ -70,3 +74,23 @@ class Sight(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label} for viewer {self.viewer_id}"
+
+
+class SightVector(models.Model):
+    """The summary vector of a case the viewer may open, copied at the rebuild (one row per case)."""
+
+    pk = models.CompositePrimaryKey("viewer_id", "case_id")
+    viewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    case = models.ForeignKey(
+        conf.case_model_label(), on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    embedding_model = models.CharField(max_length=200)
+    embedding = VectorField(dimensions=conf.DEFAULTS["EMBEDDING_DIMENSIONS"])
+
+    class Meta:
+        indexes = [models.Index(fields=["case"], name="gm_sight_vector_case")]  # the deletion trigger's lookup
+
+    def __str__(self) -> str:
+        return f"Vector of case {self.case_id} for viewer {self.viewer_id}"
