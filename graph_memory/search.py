@@ -18,7 +18,10 @@ a hit just at the floor (half the words, or the similarity floor).
 Vector ranking: an exact scan over just the visible vectors when the viewer
 sees at most SEARCH_EXACT_MAX of them or at most SEARCH_EXACT_SHARE of the
 vectors in the index (its planner estimate): that is when a filtered walk of
-the shared HNSW index would have to skip most of what it meets. Otherwise the
+the shared HNSW index would have to skip most of what it meets. A lawyer whose
+sight is current (graph_memory.sight) has their cases' vectors copied side by
+side, so the scan reads a few contiguous pages of their own instead of one
+page per case; each copy still counts only if its case is visible now. Otherwise the
 index with pgvector's iterative scan in strict order, so the filter cannot
 starve the result: the firm's own index when it holds enough vectors to have
 one (`firm_indexes`; hnsw.ef_search = SEARCH_FIRM_EF_SEARCH), else the index

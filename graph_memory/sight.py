@@ -2,10 +2,11 @@
 
 `models/sight.py` says what the two tables hold and why. This module:
 - installs the triggers (`install`, run after every migrate): on the host's
-  guardian grant tables, its group memberships and its case table, and on the
-  map's own edges and nodes. Each is a statement trigger: one bump per
-  statement, whatever wrote it (a bulk insert, a queryset delete, raw SQL).
-  Deleting a case, a node or a user also deletes the sight rows naming it;
+  guardian grant tables, its group memberships and its case table, on the
+  map's own edges and nodes, and on the case summaries (their vectors, which a
+  sight copies). Each is a statement trigger: one bump per statement, whatever
+  wrote it (a bulk insert, a queryset delete, raw SQL). Deleting a case, a
+  node, a summary or a user also deletes the sight rows naming it;
 - answers a lawyer's read (`answer`): one statement from their sight when it
   is current; when it is not, a second from their cases (walled_reads);
 - rebuilds a viewer's sight (`rebuild`), after a read found it stale.
