@@ -27,7 +27,8 @@ starve the result: the firm's own index when it holds enough vectors to have
 one (`firm_indexes`; hnsw.ef_search = SEARCH_FIRM_EF_SEARCH), else the index
 shared by every firm (SEARCH_EF_SEARCH). A viewer who sees the whole of a
 firm with its own index (a firm admin) always gets that index, with nothing
-counted first. If it still returns
+counted first (and, once this process has seen the index, with no statement
+before the walk's own: firm_indexes.KNOWN_FOR). If it still returns
 fewer rows than asked for, an exact scan. The statement that counts the
 visible set also ranks it when the answer is "exact". Word ranking:
 PostgreSQL full text over the GIN-indexed `search_vector` (header, names and
@@ -146,6 +147,14 @@ def _vectors(viewer: Any, model: str) -> _Vectors:
     )
 
 
+def _walks_own_index(viewer: Any) -> bool:
+    """Whether the viewer's vector ranking goes straight to their firm's own index, with nothing
+    counted first: a viewer who sees the whole firm, whose index this process saw a moment ago
+    (firm_indexes.KNOWN_FOR; the statement that counts says -1 for them, and is skipped)."""
+    firm_id = access.viewer_firm_id(viewer)
+    return firm_id is not None and access.sees_whole_firm(viewer) and firm_indexes.known_to_have_index(firm_id)
+
+
 def _exact_cap(viewer: Any, force: str | None = None) -> tuple[str, list[Any]]:
     """A CTE `cap`: the most visible vectors ranked exactly, from the settings and the index's size estimate.
 
@@ -153,7 +162,8 @@ def _exact_cap(viewer: Any, force: str | None = None) -> tuple[str, list[Any]]:
     which leaves SEARCH_EXACT_MAX alone in force): reading it costs nothing,
     where counting the index's rows would cost more than the search. A viewer
     who sees the whole of a firm that has an index of its own (a firm admin)
-    gets -1: nothing is counted, and that index answers. `force` ("exact" or
+    gets -1: nothing is counted, and that index answers; having seen it, this
+    process skips the statement for them a while (`_walks_own_index`). `force` ("exact" or
     "index", for benchmarks) sets the cap past any count, or to -1.
     """
     if force is not None:
@@ -187,6 +197,8 @@ def vector_ranking(
         return VectorRanking([], [], "exact")
     vis_sql, vis_params = visible
     query = Vector(list(vector)).to_text()
+    if force is None and _walks_own_index(viewer):
+        return _index_ranking(viewer=viewer, visible=visible, vector=query, model=model, depth=depth)
     cap_sql, cap_params = _exact_cap(viewer, force)
     vectors = _vectors(viewer, model)
     # One statement: count the visible cases (stopping past the cap) and,
@@ -196,7 +208,7 @@ def vector_ranking(
         WITH {vectors.ctes} {cap_sql},
              vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT (SELECT cap + 1 FROM cap)),
              n AS (SELECT count(*) AS n, (SELECT cap FROM cap) AS cap FROM vis)
-        SELECT n.n <= n.cap, r.case_id, r.distance, {vectors.fresh} FROM n LEFT JOIN LATERAL (
+        SELECT n.n <= n.cap, r.case_id, r.distance, {vectors.fresh}, n.cap FROM n LEFT JOIN LATERAL (
             SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
             FROM {vectors.source}
             WHERE n.n <= n.cap
@@ -208,6 +220,8 @@ def vector_ranking(
     )
     if rows[0][3] is False:
         sight.rebuild_later(viewer)
+    if rows[0][4] == -1 and force is None:  # the firm has its own index: next time, straight to it
+        firm_indexes.saw_index(access.viewer_firm_id(viewer))
     if rows[0][0]:
         ranked = [(r[1], r[2]) for r in rows if r[1] is not None]
         return VectorRanking([c for c, _ in ranked], [d for _, d in ranked], "exact")
@@ -317,10 +331,10 @@ def _ranked_search(
         sql.add(f"WITH {vectors.ctes} {cap_sql},", *vectors.ctes_params, *cap_params)
         sql.add(f"vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
         sql.add("n AS (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
-                "<= (SELECT cap FROM cap) AS exact),")  # fmt: skip
+                "<= (SELECT cap FROM cap) AS exact, (SELECT cap FROM cap) = -1 AS own_index),")  # fmt: skip
     else:
         sql.add(f"WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
-        sql.add("n AS (SELECT true AS exact),")  # nothing to decide
+        sql.add("n AS (SELECT true AS exact, NULL::boolean AS own_index),")  # nothing to decide
     # The query's words as stemmed lexemes (stop words dropped): "every word" and "any word" queries,
     # and how many a summary must hold.
     sql.add(
@@ -405,7 +419,7 @@ def _ranked_search(
             SELECT top.*, ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %s) AS snippet
             FROM top JOIN {S} s ON s.case_id = top.case_id CROSS JOIN words
         )
-        SELECT n.exact, {vectors.fresh if vectors else "NULL::boolean"}, hits.case_id, hits.score, hits.key,
+        SELECT n.exact, n.own_index, {vectors.fresh if vectors else "NULL::boolean"}, hits.case_id, hits.score, hits.key,
                hits.node_id, hits.label, hits.snippet, hits.meaning, hits.words
         FROM n LEFT JOIN hits ON true
         ORDER BY hits.score DESC, hits.rrf DESC, hits.key, hits.case_id""",
@@ -413,9 +427,11 @@ def _ranked_search(
         *ref_params, access.viewer_firm_id(viewer), Node.Kind.CASE.value, limit, HEADLINE_OPTIONS,
     )  # fmt: skip
     rows = sql.rows()
-    if rows[0][1] is False:
+    if rows[0][1]:  # the firm has its own index: next time, straight to it
+        firm_indexes.saw_index(access.viewer_firm_id(viewer))
+    if rows[0][2] is False:
         sight.rebuild_later(viewer)
-    return rows[0][0], [row[2:] for row in rows if row[2] is not None]
+    return rows[0][0], [row[3:] for row in rows if row[3] is not None]
 
 
 def search_cases(
@@ -431,7 +447,8 @@ def search_cases(
     at identity) and the share of the query's words the summary holds. `mode`
     is "hybrid" when the embedder answered, "keyword" when none is configured
     or it failed. `embedder` overrides the configured one. One statement, or
-    six when the visible set is large enough for the index.
+    six when the visible set is large enough for the index (five for a firm
+    admin whose firm's own index this process saw a moment ago).
     Raises ValueError for an empty or over-long `q` or a bad `limit`.
     """
     limit = conf.page_size(limit)
@@ -452,7 +469,7 @@ def search_cases(
         used, vector = embedded
         floor = _Floor(similarity=min_similarity(used.model), all_words=True)
         exact = (Vector(list(vector)).to_text(), used.model)
-        ran, rows = search(floor=floor, exact=exact)
+        ran, rows = (False, []) if _walks_own_index(viewer) else search(floor=floor, exact=exact)
         if not ran:
             ranking = _index_ranking(viewer=viewer, visible=visible, vector=exact[0], model=used.model, depth=depth)
             _, rows = search(floor=floor, vector=ranking)

@@ -38,6 +38,7 @@ def two_firms(settings):
     with connection.cursor() as cursor:
         for firm_id in firm_indexes.existing():
             cursor.execute(f"DROP INDEX IF EXISTS {firm_indexes.index_name(firm_id)}")
+    firm_indexes.forget_seen()
 
 
 def test_a_firm_above_the_threshold_gets_its_own_index_once(two_firms) -> None:
@@ -184,10 +185,33 @@ def test_a_firm_admin_goes_straight_to_the_firms_own_index(two_firms, django_ass
     firm_indexes.ensure_search_indexes()
     assert (method(admin), method(lawyer)) == ("hnsw", "exact")
     stub = search_support.FixedEmbedder(query)
-    # The counting statement (which counts nothing), BEGIN, the scan settings, index scan, COMMIT, fusion.
-    with django_assert_num_queries(6):
+    # Seen a moment ago: BEGIN, the scan settings, index scan, COMMIT, fusion.
+    with django_assert_num_queries(5):
         result = services.search_cases(viewer=admin, q="lease", limit=5, embedder=stub)
     assert result.mode == "hybrid" and {h.case_id for h in result.results} <= set(corpus.case_ids[big.pk].tolist())
+    # Not seen (a new process, or KNOWN_FOR later): first the statement that finds it (and counts nothing).
+    firm_indexes.forget_seen()
+    with django_assert_num_queries(6):
+        again = services.search_cases(viewer=admin, q="lease", limit=5, embedder=stub)
+    with django_assert_num_queries(5):
+        assert services.search_cases(viewer=admin, q="lease", limit=5, embedder=stub) == again == result
+
+
+def test_an_index_dropped_while_known_still_gives_the_exact_answer(two_firms) -> None:
+    """For up to KNOWN_FOR seconds after its index is dropped by another process, a firm admin's
+    ranking walks the shared index (with its own, longer candidate list) and is still exact here."""
+    corpus, big, _ = two_firms
+    admin = UserFactory(firm=big, username="big-admin", role=User.Role.ADMIN)
+    firm_indexes.ensure_search_indexes()
+    query = corpus.queries(1, seed=8)[0]
+    assert search.vector_ranking(viewer=admin, vector=query, model=search_support.MODEL, depth=10).method == "hnsw"
+    assert firm_indexes.known_to_have_index(big.pk)
+    with connection.cursor() as cursor:  # as another process would, unseen by this one
+        cursor.execute(f"DROP INDEX {firm_indexes.index_name(big.pk)}")
+    statements, ranking = _index_statements(admin, query)
+    assert ranking.method in ("hnsw", "hnsw+exact")
+    assert ranking.case_ids == search_support.exact_top(corpus, big, corpus.case_ids[big.pk], query, 10)
+    assert len(statements) == 2  # the settings (the shared index's candidate list) and the walk
 
 
 def test_each_path_can_be_forced_whatever_the_rule(two_firms) -> None:
