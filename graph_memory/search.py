@@ -200,24 +200,28 @@ def vector_ranking(
     if force is None and _walks_own_index(viewer):
         return _index_ranking(viewer=viewer, visible=visible, vector=query, model=model, depth=depth)
     cap_sql, cap_params = _exact_cap(viewer, force)
-    vectors = _vectors(viewer, model)
-    # One statement: count the visible cases (stopping past the cap) and,
-    # when there are few enough, rank their vectors exactly.
-    rows = _rows(
-        f"""
-        WITH {vectors.ctes} {cap_sql},
-             vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT (SELECT cap + 1 FROM cap)),
-             n AS (SELECT count(*) AS n, (SELECT cap FROM cap) AS cap FROM vis)
-        SELECT n.n <= n.cap, r.case_id, r.distance, {vectors.fresh}, n.cap FROM n LEFT JOIN LATERAL (
-            SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
-            FROM {vectors.source}
-            WHERE n.n <= n.cap
-            ORDER BY distance, s.case_id
-            LIMIT %s
-        ) r ON true
-        """,
-        (*vectors.ctes_params, *cap_params, *vis_params, query, *vectors.source_params, depth),
-    )
+    rows = []  # a lawyer's current sight first (one statement), else their cases (one more if it was stale)
+    if sight.uses_sight(viewer):
+        rows = _rows(*_sight_ranking(viewer, visible, query, model, depth, (cap_sql, cap_params)))
+    if not rows or not rows[0][3]:
+        # One statement: count the visible cases (stopping past the cap) and,
+        # when there are few enough, rank their vectors exactly.
+        stale = bool(rows)
+        rows = _rows(
+            f"""
+            WITH {cap_sql},
+                 vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT (SELECT cap + 1 FROM cap)),
+                 n AS (SELECT count(*) AS n, (SELECT cap FROM cap) AS cap FROM vis)
+            SELECT n.n <= n.cap, r.case_id, r.distance, %s, n.cap FROM n LEFT JOIN LATERAL (
+                SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
+                FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
+                WHERE n.n <= n.cap
+                ORDER BY distance, s.case_id
+                LIMIT %s
+            ) r ON true
+            """,
+            (*cap_params, *vis_params, False if stale else None, query, model, depth),
+        )
     if rows[0][3] is False:
         sight.rebuild_later(viewer)
     if rows[0][4] == -1 and force is None:  # the firm has its own index: next time, straight to it
@@ -226,6 +230,37 @@ def vector_ranking(
         ranked = [(r[1], r[2]) for r in rows if r[1] is not None]
         return VectorRanking([c for c, _ in ranked], [d for _, d in ranked], "exact")
     return _index_ranking(viewer=viewer, visible=visible, vector=query, model=model, depth=depth)
+
+
+def _sight_ranking(
+    viewer: Any, visible: tuple[str, tuple[Any, ...]], query: str, model: str, depth: int, cap: tuple[str, list[Any]]
+) -> tuple[str, list[Any]]:
+    """vector_ranking's statement for a lawyer's current sight (rows as vector_ranking's own, the fourth
+    column saying whether the sight was current; nothing ranked if not). Their copies are counted
+    (against the cap), ranked, and probed against the wall one by one in that order until `depth`
+    pass: the visible set is never listed, and one planted copy cannot show."""
+    vis_sql, vis_params = visible
+    sql = f"""
+        WITH gm_fresh AS MATERIALIZED ({sight.FRESH}), {cap[0]},
+             n AS MATERIALIZED (
+                 SELECT (SELECT count(*) FROM (
+                            SELECT 1 FROM {sight.VECTORS} WHERE viewer_id = %s AND embedding_model = %s
+                            LIMIT (SELECT cap + 1 FROM cap)) AS x) AS n,
+                        (SELECT cap FROM cap) AS cap, (SELECT ok FROM gm_fresh) AS current
+             )
+        SELECT n.n <= n.cap, r.case_id, r.distance, n.current, n.cap FROM n LEFT JOIN LATERAL (
+            SELECT o.case_id, o.distance FROM (
+                SELECT v.case_id, cosine_distance(v.embedding, %s::vector) AS distance FROM {sight.VECTORS} v
+                WHERE v.viewer_id = %s AND v.embedding_model = %s
+                ORDER BY distance, v.case_id OFFSET 0
+            ) o CROSS JOIN LATERAL (SELECT 1 FROM ({vis_sql}) AS w(id) WHERE w.id = o.case_id LIMIT 1) AS still_open
+            WHERE n.current AND n.n <= n.cap
+            LIMIT %s
+        ) r ON true
+    """
+    params = [viewer.pk, access.viewer_firm_id(viewer), *cap[1], viewer.pk, model, query, viewer.pk, model,
+              *vis_params, depth]  # fmt: skip
+    return sql, params
 
 
 def _index_ranking(

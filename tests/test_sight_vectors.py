@@ -79,6 +79,18 @@ def test_while_current_the_ranking_reads_the_copies(world: dict[str, Any]) -> No
     assert _ranking(world, query)[0] == case_id
 
 
+def test_a_stale_sight_costs_one_statement_more_and_is_rebuilt_after(
+    world: dict[str, Any], django_assert_num_queries, django_capture_on_commit_callbacks
+) -> None:
+    lawyer, query = world["lawyer"], world["corpus"].queries(1, seed=2)[0]
+    CaseSummary.objects.filter(case_id=int(world["visible"][0])).update(embedding=query.tolist())
+    assert not sight.current(lawyer)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks, django_assert_num_queries(2):
+        ranking = search.vector_ranking(viewer=lawyer, vector=query, model=MODEL, depth=10)
+    assert ranking.case_ids[0] == int(world["visible"][0]) and len(callbacks) == 1
+    assert sight.current(lawyer)
+
+
 def test_a_new_vector_makes_the_sight_stale_and_the_stale_ranking_reads_the_summaries(world: dict[str, Any]) -> None:
     lawyer, query = world["lawyer"], world["corpus"].queries(1, seed=5)[0]
     case_id = _outside_the_top(world, query)
