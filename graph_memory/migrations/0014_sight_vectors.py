@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
                 ('pk', models.CompositePrimaryKey('viewer_id', 'case_id', blank=True, editable=False, primary_key=True, serialize=False)),
                 ('embedding_model', models.CharField(max_length=200)),
                 ('embedding', pgvector.django.vector.VectorField(dimensions=384)),
-                ('case', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='practice.case')),
+                ('case', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=conf.case_model_label())),
                 ('viewer', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
