@@ -12,25 +12,47 @@ from graph_memory import conf
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('graph_memory', '0013_sight_party_variants'),
+        ("graph_memory", "0013_sight_party_variants"),
         migrations.swappable_dependency(conf.case_model_label()),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SightVector',
+            name="SightVector",
             fields=[
-                ('pk', models.CompositePrimaryKey('viewer_id', 'case_id', blank=True, editable=False, primary_key=True, serialize=False)),
-                ('embedding_model', models.CharField(max_length=200)),
-                ('embedding', pgvector.django.vector.VectorField(dimensions=384)),
-                ('case', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=conf.case_model_label())),
-                ('viewer', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "pk",
+                    models.CompositePrimaryKey(
+                        "viewer_id", "case_id", blank=True, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                ("embedding_model", models.CharField(max_length=200)),
+                ("embedding", pgvector.django.vector.VectorField(dimensions=384)),
+                (
+                    "case",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        db_index=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=conf.case_model_label(),
+                    ),
+                ),
+                (
+                    "viewer",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        db_index=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['case'], name='gm_sight_vector_case')],
+                "indexes": [models.Index(fields=["case"], name="gm_sight_vector_case")],
             },
         ),
         migrations.RunSQL(
