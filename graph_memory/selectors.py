@@ -265,8 +265,6 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
 
 
 _ROLE = {Edge.Kind.FOR_CLIENT.value: "client", Edge.Kind.AGAINST.value: "counterparty"}
-_PARTY_KINDS = f"('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')"
-_PARTY_EDGES = f"('{Edge.Kind.FOR_CLIENT.value}', '{Edge.Kind.AGAINST.value}')"
 # Candidates scored in Python (names.conflict_match) at most: past it, `has_more`.
 CONFLICT_CANDIDATES = 200
 # Candidates come from the GIN index of the parties' word variants (names.party_variants):
@@ -293,18 +291,18 @@ candidate AS (
     SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
            ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
     FROM found f JOIN {N} p ON p.id = f.id
-    WHERE p.firm_id = %s AND p.kind IN {_PARTY_KINDS}
+    WHERE p.firm_id = %s AND p.kind IN {walled_reads.PARTY_KINDS}
 ),
 seen AS (
     SELECT c.* FROM candidate c
-    WHERE EXISTS (SELECT 1 FROM {E} e {_visible("e.case_id")} WHERE e.target_id = c.id AND e.kind IN {_PARTY_EDGES})
+    WHERE EXISTS (SELECT 1 FROM {E} e {_visible("e.case_id")} WHERE e.target_id = c.id AND e.kind IN {walled_reads.PARTY_EDGES})
     ORDER BY c.exact DESC, c.words DESC, c.label, c.id
     LIMIT %s
 )
 SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge
 FROM seen s CROSS JOIN LATERAL (
     SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {_visible("e.case_id")} JOIN {N} c ON c.id = e.source_id
-    WHERE e.target_id = s.id AND e.kind IN {_PARTY_EDGES}
+    WHERE e.target_id = s.id AND e.kind IN {walled_reads.PARTY_EDGES}
     ORDER BY c.label, c.id, e.kind LIMIT %s
 ) m
 """

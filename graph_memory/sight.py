@@ -32,13 +32,13 @@ from graph_memory import access, conf
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Edge, Node, Sight, SightVector, SightViewer
 from graph_memory.models.graph import PARTY_HASHES_COLUMN
+from graph_memory.walled_reads import PARTY_KINDS
 
 logger = logging.getLogger(__name__)
 
 SV, SIGHT, VECTORS = SightViewer._meta.db_table, Sight._meta.db_table, SightVector._meta.db_table
 SUMMARY = CaseSummary._meta.db_table
 N, E = Node._meta.db_table, Edge._meta.db_table
-_PARTY_KINDS = f"('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')"
 # pg_advisory_xact_lock's first key for rebuilds (any constant of this app's own).
 _LOCK_CLASS = 71_402
 
@@ -268,7 +268,7 @@ def rebuild_later(viewer: Any) -> None:
 # counterparty with its conflict-check strings as numbers (the node's generated `party_hashes`). Params: viewer, access, firm id.
 _BUILD = f"""
 INSERT INTO {SIGHT} (viewer_id, node_id, case_id, kind, label, name_key, variants)
-SELECT %s, n.id, d.case_id, n.kind, n.label, n.name_key, CASE WHEN n.kind IN {_PARTY_KINDS} THEN n.{PARTY_HASHES_COLUMN} END
+SELECT %s, n.id, d.case_id, n.kind, n.label, n.name_key, CASE WHEN n.kind IN {PARTY_KINDS} THEN n.{PARTY_HASHES_COLUMN} END
 FROM (
     SELECT DISTINCT x.id, e.case_id FROM ({{visible}}) v(id)
     JOIN {E} e ON e.case_id = v.id
