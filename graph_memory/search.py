@@ -117,34 +117,28 @@ _ONE_SUMMARY = (
 @dataclass(frozen=True)
 class _Vectors:
     """Where an exact scan reads the visible vectors (`source`, rows `s` with case_id and embedding; it
-    needs the CTE `vis`), the CTEs it needs first (`ctes`, each ending in a comma) and an expression
-    saying whether a lawyer's sight was current (`fresh`: NULL for anyone without one)."""
+    needs the CTE `vis`), and an expression saying whether a lawyer's sight was current (`fresh`:
+    NULL for anyone without one)."""
 
-    ctes: str
-    ctes_params: list[Any]
     source: str
     source_params: list[Any]
     fresh: str
+    fresh_params: list[Any]
 
 
 def _vectors(viewer: Any, model: str) -> _Vectors:
     """A lawyer's copies of their cases' vectors (graph_memory.sight) while their sight is current,
     one contiguous run of pages, else each visible case's summary row (one page per case)."""
-    each_summary = f"(SELECT s.* FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s) AS s"
+    each_summary = f"SELECT s.case_id, s.embedding FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s"
     if not sight.uses_sight(viewer):
-        return _Vectors("", [], each_summary, [model], "NULL::boolean")
+        return _Vectors(f"({each_summary}) AS s", [model], "NULL::boolean", [])
     # The copies are an index of the wall, not the wall: each is kept only if its case is in `vis`.
     copies = (
-        f"SELECT v.case_id, v.embedding FROM {sight.VECTORS} v WHERE (SELECT ok FROM gm_fresh) "
-        "AND v.viewer_id = %s AND v.embedding_model = %s AND v.case_id IN (SELECT id FROM vis)"
+        f"SELECT v.case_id, v.embedding FROM {sight.VECTORS} v "
+        "WHERE v.viewer_id = %s AND v.embedding_model = %s AND v.case_id IN (SELECT id FROM vis)"
     )
-    return _Vectors(
-        ctes=f"gm_fresh AS MATERIALIZED ({sight.FRESH}),",
-        ctes_params=[viewer.pk, access.viewer_firm_id(viewer)],
-        source=f"({copies} UNION ALL SELECT s.case_id, s.embedding FROM {each_summary} WHERE NOT (SELECT ok FROM gm_fresh)) AS s",
-        source_params=[viewer.pk, model, model],
-        fresh="(SELECT ok FROM gm_fresh)",
-    )
+    source, params = sight.gated(viewer, sighted=(copies, [viewer.pk, model]), walled=(each_summary, [model]))
+    return _Vectors(f"({source}) AS s", params, f"({sight.FRESH})", [viewer.pk, access.viewer_firm_id(viewer)])
 
 
 def _walks_own_index(viewer: Any) -> bool:
@@ -200,19 +194,19 @@ def vector_ranking(
     if force is None and _walks_own_index(viewer):
         return _index_ranking(viewer=viewer, visible=visible, vector=query, model=model, depth=depth)
     cap_sql, cap_params = _exact_cap(viewer, force)
-    rows = []  # a lawyer's current sight first (one statement), else their cases (one more if it was stale)
-    if sight.uses_sight(viewer):
-        rows = _rows(*_sight_ranking(viewer, visible, query, model, depth, (cap_sql, cap_params)))
-    if not rows or not rows[0][3]:
+    # A lawyer's current sight first (one statement), else their cases (one more if it was stale).
+    sighted = sight.uses_sight(viewer)
+    rows = _rows(*_sight_ranking(viewer, visible, query, model, depth, (cap_sql, cap_params))) if sighted else []
+    stale = sighted and not rows[0][3]
+    if not sighted or stale:
         # One statement: count the visible cases (stopping past the cap) and,
         # when there are few enough, rank their vectors exactly.
-        stale = bool(rows)
         rows = _rows(
             f"""
             WITH {cap_sql},
                  vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT (SELECT cap + 1 FROM cap)),
                  n AS (SELECT count(*) AS n, (SELECT cap FROM cap) AS cap FROM vis)
-            SELECT n.n <= n.cap, r.case_id, r.distance, %s, n.cap FROM n LEFT JOIN LATERAL (
+            SELECT n.n <= n.cap, r.case_id, r.distance, NULL, n.cap FROM n LEFT JOIN LATERAL (
                 SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
                 FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
                 WHERE n.n <= n.cap
@@ -220,10 +214,10 @@ def vector_ranking(
                 LIMIT %s
             ) r ON true
             """,
-            (*cap_params, *vis_params, False if stale else None, query, model, depth),
+            (*cap_params, *vis_params, query, model, depth),
         )
-    if rows[0][3] is False:
-        sight.rebuild_later(viewer)
+    if stale:
+        sight.rebuild_later(viewer)  # after the answer (at once outside a transaction)
     if rows[0][4] == -1 and force is None:  # the firm has its own index: next time, straight to it
         firm_indexes.saw_index(access.viewer_firm_id(viewer))
     if rows[0][0]:
@@ -363,7 +357,7 @@ def _ranked_search(
     vectors = _vectors(viewer, exact[1]) if exact is not None else None
     if vectors is not None:
         cap_sql, cap_params = _exact_cap(viewer)
-        sql.add(f"WITH {vectors.ctes} {cap_sql},", *vectors.ctes_params, *cap_params)
+        sql.add(f"WITH {cap_sql},", *cap_params)
         sql.add(f"vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
         sql.add("n AS (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
                 "<= (SELECT cap FROM cap) AS exact, (SELECT cap FROM cap) = -1 AS own_index),")  # fmt: skip
@@ -460,6 +454,7 @@ def _ranked_search(
         ORDER BY hits.score DESC, hits.rrf DESC, hits.key, hits.case_id""",
         floor.similarity, floor.similarity, floor.similarity,
         *ref_params, access.viewer_firm_id(viewer), Node.Kind.CASE.value, limit, HEADLINE_OPTIONS,
+        *(vectors.fresh_params if vectors else []),
     )  # fmt: skip
     rows = sql.rows()
     if rows[0][1]:  # the firm has its own index: next time, straight to it

@@ -20,7 +20,7 @@ from django.db import connection
 from django.test import override_settings
 
 from accounts.models import User
-from graph_memory import search, sight
+from graph_memory import search, services, sight
 from graph_memory.models import CaseSummary, SightVector
 from practice.models import Case
 from tests import search_support
@@ -68,6 +68,20 @@ def test_the_copies_rank_as_the_summaries_do_in_one_statement(world: dict[str, A
         assert ranking.case_ids == search_support.exact_top(world["corpus"], world["firm"], world["visible"], query, 10)
         with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}):
             assert _ranking(world, query) == ranking.case_ids
+
+
+def test_a_whole_search_from_the_copies_answers_as_from_the_summaries(
+    world: dict[str, Any], django_assert_num_queries, settings
+) -> None:
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_MIN_SIMILARITY": {MODEL: 0.0}}  # every vector qualifies
+    for i, query in enumerate(world["corpus"].queries(4, seed=6)):
+        stub = search_support.FixedEmbedder(query)
+        with django_assert_num_queries(1):
+            found = services.search_cases(viewer=world["lawyer"], q=search_support.query_words(i), limit=10, embedder=stub)
+        assert sight.current(world["lawyer"]) and found.mode == "hybrid" and len(found.results) == 10
+        assert {h.case_id for h in found.results} <= set(world["visible"].tolist())
+        with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}):
+            assert services.search_cases(viewer=world["lawyer"], q=search_support.query_words(i), limit=10, embedder=stub) == found
 
 
 def test_while_current_the_ranking_reads_the_copies(world: dict[str, Any]) -> None:
