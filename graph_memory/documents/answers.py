@@ -32,7 +32,7 @@ from graph_memory.documents.terms import BM25, query_tokens, quote_on_page, toke
 from graph_memory.models import AICall, DocumentIndex, DocumentQuery, Node
 from graph_memory.selectors import NodeRef, node_get
 from graph_memory.summaries.base import ModelCall, WriterError
-from graph_memory.summaries.extractive import sentences
+from graph_memory.summaries.sentences import split as sentences
 from graph_memory.summaries.service import log_model_calls
 from graph_memory.summaries.writers import get_writer
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from graph_memory.summaries.facts import STOPWORDS, stem
-from graph_memory.summaries.verify import normalise_quote, quote_span
+from graph_memory.summaries.sentences import normalise_quote, quote_span
 
 TERM_MAX_CHARS = 80
 EXAMPLES_MAX = 12

@@ -23,7 +23,7 @@ from graph_memory.lint.findings import HIGH, MEDIUM, Finding
 from graph_memory.models import CaseSummary, LintFinding
 from graph_memory.summaries.context import ContextItem
 from graph_memory.summaries.fields import render
-from graph_memory.summaries.verify import normalise_quote, quote_span
+from graph_memory.summaries.sentences import normalise_quote, quote_span
 
 KIND = LintFinding.Kind.CONTRADICTED
 PARTY_KINDS = ("client", "counterparty")

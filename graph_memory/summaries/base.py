@@ -91,27 +91,30 @@ def max_output_tokens(schema: dict[str, Any] | None = None) -> int:
     """The most tokens a complete answer shaped like `schema` (default `rulebook.OUTPUT_SCHEMA`) can need.
 
     Every array full to its `maxItems`, every string at its `maxLength` or,
-    without one, a statement-length string (`rulebook.MAX_STATEMENT_CHARS`)
-    under a key and an id-length one as an array item. An answer longer than
+    without one, the length `rulebook.STRING_CHARS` gives its key (else a
+    statement-length string, `rulebook.MAX_STATEMENT_CHARS`) under a key and an
+    id-length one as an array item. An answer longer than
     this cannot be valid, so it is where a runaway generation is cut.
     """
-    return max(1, math.ceil(_tokens(rulebook.OUTPUT_SCHEMA if schema is None else schema, keyed=False)))
+    return max(1, math.ceil(_tokens(rulebook.OUTPUT_SCHEMA if schema is None else schema, key=None)))
 
 
-def _tokens(node: dict[str, Any], *, keyed: bool) -> float:
+def _tokens(node: dict[str, Any], *, key: str | None) -> float:
     kind = node.get("type")
     if kind == "object":
         properties = node.get("properties") or {}
         return PUNCTUATION_TOKENS + sum(
-            len(key) / CHARS_PER_TOKEN + PUNCTUATION_TOKENS + _tokens(value, keyed=True)
-            for key, value in properties.items()
+            len(name) / CHARS_PER_TOKEN + PUNCTUATION_TOKENS + _tokens(value, key=name)
+            for name, value in properties.items()
         )
     if kind == "array":
         items = node.get("items") or {}
-        count = int(node.get("maxItems", rulebook.MAX_STATEMENTS_PER_SECTION))
-        return PUNCTUATION_TOKENS + count * (PUNCTUATION_TOKENS + _tokens(items, keyed=False))
+        count = int(node.get("maxItems", rulebook.MAX_POINTS_PER_SECTION))
+        return PUNCTUATION_TOKENS + count * (PUNCTUATION_TOKENS + _tokens(items, key=None))
     if kind == "string":
         if "maxLength" in node:
             return int(node["maxLength"]) / CHARS_PER_TOKEN
-        return rulebook.MAX_STATEMENT_CHARS / CHARS_PER_TOKEN if keyed else ID_TOKENS
+        if key is None:
+            return ID_TOKENS
+        return rulebook.STRING_CHARS.get(key, rulebook.MAX_STATEMENT_CHARS) / CHARS_PER_TOKEN
     return PUNCTUATION_TOKENS

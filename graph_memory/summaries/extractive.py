@@ -1,67 +1,63 @@
-"""The extractive writer: no model, the narrative is assembled from the slice's own sentences, each its own quote."""
+"""The extractive writer: no model; it selects the slice's own sentences, as a model would, by simple rules."""
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.base import WriterResult
-from graph_memory.summaries.context import ContextSlice, clip
+from graph_memory.summaries.context import ContextSlice
 from graph_memory.summaries.facts import extract_facts
+from graph_memory.summaries.sentences import number
 
-# A sentence ends at . ! or ? followed by a capital, digit, quote or bracket, except after an abbreviation.
-_NOT_AFTER = ("Inc.", "Corp.", "Ltd.", "Co.", "No.", "v.", "vs.", "St.", "Dr.", "Mr.", "Ms.", "Jan.", "Feb.", "Mar.",
-              "Apr.", "Jun.", "Jul.", "Aug.", "Sep.", "Sept.", "Oct.", "Nov.", "Dec.")  # fmt: skip
-_SENTENCE_END = re.compile(
-    r"(?<=[.!?])" + "".join(rf"(?<!\b{re.escape(a)})" for a in _NOT_AFTER) + r"\s+(?=[A-Z0-9“\"(])"
-)
-EXTRACT_SENTENCE_MAX = 240
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(" ".join(text.split())) if s.strip()]
+# A longer sentence is left out rather than served whole: the summary is orientation, not the record.
+EXTRACT_SENTENCE_MAX = 400
 
 
 class ExtractiveWriter:
-    """No model: the narrative is assembled from the records' own sentences.
+    """No model: the same selection a model makes, over the same numbered sentences (sentences.py).
 
-    Deterministic, free, offline. Every statement is a sentence of the item it
-    cites (the first one of a record with its label, "Working note
-    (2026-11-02): ..."), and its quote is that same span, so it can only
-    repeat what the records say. Field facts (status, parties, deadlines,
-    invoices, titles) are not written here: fields.py renders them.
+    Deterministic, free, offline. The case description's first two sentences
+    go to status; a sentence of a note or draft that asks something to open
+    questions; one that gives an amount to money, a date to key dates; the
+    first sentence of each note, draft and document otherwise to recent
+    activity (where it reads beside the record's title and date). Each
+    sentence once, no label, no shortening. Field facts (status, parties,
+    deadlines, invoices, titles) are not selected here: fields.py renders them.
     """
 
     name = "extractive"
     model = ""
 
     def write(self, context: ContextSlice) -> WriterResult:
-        content = rulebook.empty_content()
+        content: dict[str, list[dict[str, Any]]] = rulebook.empty_content()
+        numbered = number(context)
+        kinds = {item.source_id: item.kind for item in context.items}
+        seen_records: set[str] = set()
 
-        def add(section: str, text: str, source_id: str) -> None:
-            if len(content[section]) < rulebook.MAX_STATEMENTS_PER_SECTION and text:
-                clipped = clip(text, EXTRACT_SENTENCE_MAX)
-                # clip() marks a cut with "…", which the record does not have: the quote ends before it.
-                quote = clipped.removesuffix("…").rstrip()[: rulebook.MAX_QUOTE_CHARS]
-                content[section].append({"text": clipped, "sources": [source_id], "quote": quote})
+        def add(section: str, sentence_id: str) -> None:
+            if len(content[section]) < rulebook.MAX_POINTS_PER_SECTION:
+                content[section].append({"ids": [sentence_id], "label": "", "short": ""})
 
-        header = context.get("case:header")
-        if header is not None:
-            for sentence in sentences(header.body)[:2]:
-                add("status", sentence, header.source_id)
-        for item in context.items:
-            if item.kind not in ("note", "draft", "document"):
+        header_sentences = 0
+        for sentence in numbered.sentences:
+            kind = kinds[sentence.source_id]
+            first = sentence.source_id not in seen_records
+            seen_records.add(sentence.source_id)
+            if len(sentence.text) > EXTRACT_SENTENCE_MAX:
                 continue
-            first_page = item.kind != "document" or item.source_id.endswith("#p1")
-            for index, sentence in enumerate(sentences(item.body)):
-                facts = extract_facts(sentence)
-                if sentence.endswith("?") and item.kind != "document":
-                    add("open_questions", sentence, item.source_id)
-                elif facts.money:
-                    add("money", sentence, item.source_id)
-                elif facts.dates or facts.months:
-                    add("key_dates", sentence, item.source_id)
-                elif index == 0 and first_page:
-                    # The label makes it a contiguous span of the item: "Working note (...): <first sentence>".
-                    add("recent_activity", f"{item.label}: {sentence}" if item.label else sentence, item.source_id)
+            if kind == "header":
+                if header_sentences < 2:
+                    add("status", sentence.id)
+                header_sentences += 1
+                continue
+            facts = extract_facts(sentence.text)
+            if sentence.text.endswith("?") and kind != "document":
+                add("open_questions", sentence.id)
+            elif facts.money:
+                add("money", sentence.id)
+            elif facts.dates or facts.months:
+                add("key_dates", sentence.id)
+            elif first and (kind != "document" or sentence.source_id.endswith("#p1")):
+                add("recent_activity", sentence.id)
         return WriterResult(content=content)

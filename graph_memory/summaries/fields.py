@@ -11,14 +11,16 @@ same statements, so they need no verifying and cannot be mis-stated. Stored as
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from graph_memory.summaries.context import ContextItem, ContextSlice
-from graph_memory.summaries.rulebook import SECTIONS
-from graph_memory.summaries.verify import Verification, statement_key
+from graph_memory.summaries.rulebook import SECTIONS, record_of
+from graph_memory.summaries.sentences import statement_key
+from graph_memory.summaries.verify import Verification
 
 SECTION_OF = {
     "header": "status",
@@ -89,10 +91,13 @@ def field_facts(context: ContextSlice) -> dict[str, list[dict[str, Any]]]:
 
 
 def with_field_facts(verification: Verification, context: ContextSlice) -> Verification:
-    """The verified narrative with the slice's field facts first in each section.
+    """The selected sentences with the slice's field facts first in each section.
 
-    A written statement that only repeats a field fact is dropped as a
-    duplicate. The report's `kept` and `counts` stay about written statements
+    A sentence selected from a document, draft or note whose title and date
+    (its field fact) are in the same section is placed right after that fact,
+    so the two read as one line (rulebook.render_text) and no record is listed
+    twice. A statement that only repeats a field fact is dropped as a
+    duplicate. The report's `kept` and `counts` stay about selected statements
     (what a writer is judged on); field facts are counted in `fields`.
     """
     facts = field_facts(context)
@@ -101,17 +106,21 @@ def with_field_facts(verification: Verification, context: ContextSlice) -> Verif
     counts = dict(verification.report["counts"])
     content: dict[str, list[dict[str, Any]]] = {}
     for section in SECTIONS:
-        content[section] = list(facts[section])
+        sizes = Counter(s.get("point") for s in verification.content.get(section, []))
+        lines = [[fact] for fact in facts[section]]
+        head_of = {record_of(fact["sources"][0]): line for line, fact in zip(lines, facts[section], strict=True)}
         for statement in verification.content.get(section, []):
             if statement_key(statement["text"]) in rendered:
-                dropped.append(
-                    {"section": section, "text": statement["text"], "reason": "duplicate", "detail": "a field fact"}
-                )
-                counts.update(
-                    duplicate=counts.get("duplicate", 0) + 1, kept=counts["kept"] - 1, dropped=counts["dropped"] + 1
-                )
+                dropped.append({"section": section, "reason": "duplicate", "detail": "a field fact"})
+                counts.update(duplicate=counts.get("duplicate", 0) + 1, kept=counts["kept"] - 1)
                 continue
-            content[section].append(statement)
+            alone = sizes[statement.get("point")] == 1 and not statement.get("label")
+            head = head_of.get(record_of(statement["sources"][0])) if alone else None
+            if head is not None and head[0]["sources"][0].startswith(("document:", "draft:", "note:")):
+                head.append(statement)
+            else:
+                lines.append([statement])
+        content[section] = [statement for line in lines for statement in line]
     counts["fields"] = sum(len(s) for s in facts.values())
     report = {
         **verification.report,

@@ -1,27 +1,30 @@
 """The regression guard: a rewrite replaces the current summary only if it is not markedly poorer.
 
-A small model at temperature 0 can answer a rich slice with three statements,
-and verification alone would let them through: every one of them is true.
-So before a rewrite replaces a case's current summary it must pass three
-mechanical tests (settings in brackets, defaults after them):
+A small model at temperature 0 can answer a rich slice with three sentences,
+and every one of them is a record's own words. So before a rewrite replaces a
+case's current summary it must pass three mechanical tests (settings in
+brackets, defaults after them), judged by what is served, never by counts a
+writer could inflate:
 
-1. Its written statements survive verification at a rate of at least
-   GUARD_MIN_KEPT_RATE (0.5): a model that had half of what it wrote thrown
-   away is not trusted with the rest.
-2. It holds at least GUARD_MIN_SHARE (0.6) as many written statements as the
-   current summary holds written statements that are still backed, i.e. whose
-   cited records are all still in the slice. When records leave the slice
-   (deleted, or pushed out by newer ones), the bar drops with them. Field
-   facts (rendered from the records, `kind` "field") are not written, and
-   neither is a statement citing nothing but client, counterparty, deadline
-   or invoice records (what older summaries had the model restate): both
-   sides are compared on what a model wrote.
+1. Of the sentence ids it selected, at least GUARD_MIN_KEPT_RATE (0.5) name a
+   sentence of the slice: a writer that had half its selection thrown away is
+   not trusted with the rest.
+2. It serves at least GUARD_MIN_SHARE (0.6) as many distinct sentences, and
+   covers at least that share of the distinct records, as the current summary
+   does with the sentences that are still backed (their records still in the
+   slice). When records leave the slice (deleted, or pushed out by newer
+   ones), the bar drops with them. Field facts (rendered, `kind` "field")
+   are not selected and do not count. Nor do the statements of a legacy
+   summary (written before summary-v3, `kind` "quote": free text beside a
+   quote): what they say is not known to be the records' own words, so they
+   protect nothing, and the rewrite that replaces them is never held back
+   for them.
 3. It cites at least GUARD_MIN_SHARE of the field records (case header,
    client, counterparties, deadlines, invoices) that the current summary
    cites and that are still in the slice.
 
 A case with no current summary has nothing to protect: any rewrite with a
-verified statement is saved. A rejected rewrite saves nothing; the service
+selected sentence is saved. A rejected rewrite saves nothing; the service
 records it as "rejected: weaker than current" with these figures, and the
 case stays stale (and backs off) as after any failed attempt.
 """
@@ -35,11 +38,10 @@ from typing import Any
 
 from graph_memory import conf
 from graph_memory.summaries.context import ContextSlice
+from graph_memory.summaries.sentences import statement_key
 
 REJECTED = "rejected: weaker than current"
 FIELD_KINDS = frozenset({"header", "client", "counterparty", "deadline", "invoice"})
-# Records that hold nothing but fields (the header also carries the case's description).
-_FIELD_ONLY_KINDS = FIELD_KINDS - {"header"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,18 @@ def statements(content: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
             yield from (s for s in section if isinstance(s, Mapping) and "sources" in s)
 
 
+def _served(content: Mapping[str, Any], in_slice: Mapping[str, str]) -> tuple[set[str], set[str]]:
+    """(distinct sentences, distinct records) of the selected statements still backed by the slice."""
+    found = [
+        s
+        for s in statements(content)
+        if s.get("kind") == "sentence" and s.get("sources") and all(x in in_slice for x in s["sources"])
+    ]
+    return {statement_key(str(s.get("quote") or s.get("text"))) for s in found}, {
+        x for s in found for x in s["sources"]
+    }
+
+
 def judge_rewrite(
     *, current: Mapping[str, Any], new: Mapping[str, Any], report: Mapping[str, Any], context: ContextSlice
 ) -> Judgement:
@@ -72,21 +86,23 @@ def judge_rewrite(
     """
     in_slice = {item.source_id: item.kind for item in context.items}
     counts = report.get("counts") or {}
-    written = int(counts.get("statements", report.get("kept", 0) or 0))
-    kept = int(report.get("kept", 0) or 0)
-    current_backed = [s for s in statements(current) if _written(s, in_slice) and _backed(s, in_slice)]
-    new_count = sum(1 for s in statements(new) if _written(s, in_slice))
+    asked = int(counts.get("ids", 0) or 0)
+    known = int(counts.get("ids_kept", 0) or 0)
+    current_sentences, current_records = _served(current, in_slice)
+    new_sentences, new_records = _served(new, in_slice)
     current_fields = _field_records(statements(current), in_slice)
     new_fields = _field_records(statements(new), in_slice)
     min_rate = float(conf.get("GUARD_MIN_KEPT_RATE"))
     min_share = float(conf.get("GUARD_MIN_SHARE"))
     figures: dict[str, Any] = {
-        "written": written,
-        "kept": kept,
-        "kept_rate": round(kept / written, 3) if written else None,
+        "ids": asked,
+        "ids_kept": known,
+        "kept_rate": round(known / asked, 3) if asked else None,
         "current_statements": sum(1 for _ in statements(current)),
-        "current_written_backed": len(current_backed),
-        "new_written": new_count,
+        "current_sentences": len(current_sentences),
+        "current_records": len(current_records),
+        "new_sentences": len(new_sentences),
+        "new_records": len(new_records),
         "current_field_records": len(current_fields),
         "field_records_kept": len(current_fields & new_fields),
         "min_kept_rate": min_rate,
@@ -94,18 +110,18 @@ def judge_rewrite(
     }
     if not figures["current_statements"]:
         return Judgement(figures=figures)
-    if written and kept / written < min_rate:
+    if asked and known / asked < min_rate:
         return Judgement(
-            f"{REJECTED}: {kept} of {written} written statements survived verification (below {min_rate:.0%})",
-            figures,
+            f"{REJECTED}: {known} of {asked} selected sentence ids are in the slice (below {min_rate:.0%})", figures
         )
-    needed = min_share * len(current_backed)
-    if new_count < needed:
-        return Judgement(
-            f"{REJECTED}: {new_count} written statements against {len(current_backed)} still backed in the current"
-            f" summary (needs {math.ceil(needed)})",
-            figures,
-        )
+    for what, old, now in (("sentences", current_sentences, new_sentences), ("records", current_records, new_records)):
+        needed = min_share * len(old)
+        if len(now) < needed:
+            return Judgement(
+                f"{REJECTED}: serves {len(now)} distinct {what} against {len(old)} still backed in the current"
+                f" summary (needs {math.ceil(needed)})",
+                figures,
+            )
     if len(current_fields & new_fields) < min_share * len(current_fields):
         return Judgement(
             f"{REJECTED}: cites {len(current_fields & new_fields)} of the {len(current_fields)} field records"
@@ -113,18 +129,6 @@ def judge_rewrite(
             figures,
         )
     return Judgement(figures=figures)
-
-
-def _written(statement: Mapping[str, Any], in_slice: Mapping[str, str]) -> bool:
-    if statement.get("kind") == "field":
-        return False
-    sources = statement.get("sources") or []
-    return not sources or not all(in_slice.get(s) in _FIELD_ONLY_KINDS for s in sources)
-
-
-def _backed(statement: Mapping[str, Any], in_slice: Mapping[str, str]) -> bool:
-    sources = statement.get("sources") or []
-    return bool(sources) and all(s in in_slice for s in sources)
 
 
 def _field_records(found: Iterator[Mapping[str, Any]], in_slice: Mapping[str, str]) -> set[str]:

@@ -42,6 +42,7 @@ from graph_memory.summaries.base import (
     validate_content,
 )
 from graph_memory.summaries.context import ContextSlice
+from graph_memory.summaries.sentences import number
 
 logger = logging.getLogger(__name__)
 
@@ -235,8 +236,10 @@ class OpenAIWriter:
     # --- the writer ------------------------------------------------------------------------
 
     def write(self, context: ContextSlice) -> WriterResult:
+        """The selection for the slice's numbered sentences (sentences.py), shaped like rulebook.OUTPUT_SCHEMA."""
+        numbered = number(context)
         return self.complete_json(
-            rulebook.build_messages(context.text), max_tokens=self.max_tokens(), case_text=context.text
+            rulebook.build_messages(numbered.text), max_tokens=self.max_tokens(), case_text=numbered.text
         )
 
     def complete_json(

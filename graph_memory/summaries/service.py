@@ -23,7 +23,8 @@ from graph_memory.summaries import rulebook
 from graph_memory.summaries.context import CaseNotFound, ContextSlice, build_context
 from graph_memory.summaries.fields import with_field_facts
 from graph_memory.summaries.guard import Judgement, judge_rewrite
-from graph_memory.summaries.verify import Verification, verify_summary
+from graph_memory.summaries.sentences import number
+from graph_memory.summaries.verify import Verification, verify_selection
 from graph_memory.summaries.writers import ModelCall, Writer, WriterError, get_writer, validate_content
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,9 @@ class SummaryFailed(Exception):
 def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary:
     """Write, verify and save the summary of case `case_id`; return the saved row.
 
-    Promises: only statements that pass `verify.verify_summary` are saved; a
+    Promises: what is saved is the writer's selection as `verify.verify_selection`
+    makes it (the records' own sentences, or deletion-only shortenings that keep
+    every meaning word, each citing its record) with the field facts; a
     rewrite that `guard.judge_rewrite` finds markedly poorer than the current
     summary is not saved ("rejected: weaker than current"); a failure of any
     kind (writer error, timeout, garbage, an empty answer, nothing verified,
@@ -117,7 +120,7 @@ def _write(row: CaseSummary, *, case_id: int, writer: Writer | None) -> CaseSumm
         raise SummaryFailed(reason) from None
 
     problem = validate_content(result.content)
-    verification = verify_summary(result.content, context) if problem is None else None
+    verification = verify_selection(result.content, number(context)) if problem is None else None
     if verification is not None:
         # Field facts are rendered from the records, never written (fields.py): they join the verified narrative here.
         verification = with_field_facts(verification, context)
@@ -213,9 +216,9 @@ def _search_vector(context: ContextSlice, text: str) -> Any:
 def _unverified(verification: Verification | None) -> str:
     if verification is None or verification.ok:
         return ""
-    if not verification.report.get("counts", {}).get("statements"):
-        return "empty answer: no statement written"
-    return "no statement survived verification"
+    if not verification.report.get("counts", {}).get("ids"):
+        return "empty answer: no sentence selected"
+    return "no selected sentence is in the slice"
 
 
 def _attempt(

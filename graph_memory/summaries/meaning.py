@@ -1,0 +1,154 @@
+"""Words that carry meaning: the closed class a shortening may never delete.
+
+A shortened sentence (shorten.py) is the sentence with words removed. Most
+words can go without changing what the rest says ("the signed share purchase
+agreement" -> "the share purchase agreement"); the words below cannot: each
+one bends the truth of the words around it, so removing it can turn a true
+sentence into a false one ("has not consented" -> "has consented", "may
+withhold" -> "withhold", "only if both sign" -> "", "in part" -> "").
+
+They are grammatical words, a closed class, grouped by what they do. Every
+form of each is listed (a verb's -s, -ed, -ing forms), so the class is a plain
+lookup. A phrase ("no later than", "subject to", "at least") protects each of
+its words where the phrase occurs, so "to" is protected in "subject to" and
+nowhere else. A word outside the class may still be protected by shorten.py
+(facts and names). One test per word (tests/test_summaries_meaning.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _verb(*bases: str) -> set[str]:
+    """A regular verb's forms: base, -s, -ed, -ing (and a noun in -ion or -al where there is one, listed by hand)."""
+    forms: set[str] = set()
+    for base in bases:
+        stem = base[:-1] if base.endswith("e") else base
+        forms |= {base, base + "s", stem + "ed", stem + "ing"}
+        if base.endswith("y") and base[-2] not in "aeiou":
+            forms |= {base[:-1] + "ies", base[:-1] + "ied"}
+        if re.search(r"(s|sh|ch|x|z)$", base):
+            forms.add(base + "es")
+    return forms
+
+
+CLASSES: dict[str, frozenset[str]] = {
+    # not, never, no one: the sentence says the opposite without them.
+    "negation": frozenset(
+        {
+            "not", "no", "never", "none", "nor", "neither", "nobody", "nothing", "nowhere", "cannot", "can't",
+            "won't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "hasn't", "haven't",
+            "hadn't", "shouldn't", "wouldn't", "couldn't", "mustn't", "needn't", "shan't", "mightn't", "n't",
+            "without", "unable", "non", "lack", "lacks", "lacked", "lacking", "absent", "absence",
+            *_verb("fail", "refuse", "decline", "deny", "reject", "dispute", "contest", "oppose", "object", "omit",
+                   "neglect", "cease", "prevent", "preclude", "prohibit", "forbid", "bar", "exclude", "waive",
+                   "withhold", "withdraw", "revoke", "rescind", "cancel", "void", "avoid", "block", "stop"),
+            "failure", "refusal", "denial", "rejection", "objection", "omission", "forbidden", "forbade",
+            "barred", "withheld", "withdrew", "withdrawn", "stopped", "stopping",
+        }
+    ),
+    # may, must, will: what is possible, required or to come is not what is done.
+    "modality": frozenset(
+        {
+            "may", "might", "must", "shall", "should", "will", "would", "can", "could", "ought", "need", "needs",
+            "needed", "required", "require", "requires", "obliged", "obligation", "obligated", "entitled",
+            "permitted", "allowed", "able", "possible", "possibly", "likely", "unlikely", "probably",
+            "perhaps", "maybe", "optional", "mandatory", "option", "right", "discretion",
+        }
+    ),
+    # if, unless, subject to: the rest holds only under the condition.
+    "condition": frozenset(
+        {
+            "if", "unless", "provided", "providing", "subject", "only", "except", "excepting", "excluding",
+            "exception", "save", "conditional", "conditionally", "condition", "conditions", "conditioned",
+            "contingent", "depending", "depends", "dependent", "assuming", "whether", "otherwise", "when",
+            "whenever", "where", "wherever", "once", "event", "lest", "solely", "sole", "exclusively",
+            "merely", "but", "unconditional", "unconditionally",
+        }
+    ),
+    # by, before, within: when the rest holds.
+    "time": frozenset(
+        {
+            "before", "after", "by", "within", "until", "till", "upon", "since", "prior", "following",
+            "during", "pending", "later", "earlier", "earliest", "latest", "thereafter", "then",
+            "previously", "subsequently", "yet", "still", "already", "again", "anymore", "longer", "ever",
+            "from", "between", "through", "throughout", "expiry", "expires", "expired",
+            "overdue", "late", "early", "first", "last", "next", "former", "formerly", "previous", "current",
+            "currently", "now", "temporarily", "temporary", "permanent", "permanently", "interim",
+            "acting", "deadline",
+        }
+    ),
+    # all, some, in part, at least: how much of it holds.
+    "quantity": frozenset(
+        {
+            "all", "any", "some", "every", "each", "both", "either", "most", "least", "more", "less",
+            "fewer", "few", "many", "much", "several", "half", "part", "partly", "partial", "partially",
+            "whole", "wholly", "entire", "entirely", "full", "fully", "total", "totally", "majority",
+            "minority", "maximum", "minimum", "up", "over", "under", "above", "below", "exceed", "exceeds",
+            "exceeded", "exceeding", "than", "approximately", "about", "around", "roughly", "nearly",
+            "almost", "circa", "ca.", "approx.", "just", "even", "per", "plus", "minus", "net", "gross",
+            "additional", "further", "another", "other", "remaining", "balance", "outstanding", "whatever",
+            "whichever", "or", "alternatively", "instead", "rather", "jointly", "severally", "respectively",
+            "aggregate", "cap", "capped", "limit", "limited", "limits",
+        }
+    ),
+    # alleged, proposed, draft: whose claim, or how settled, the rest is.
+    "hedge": frozenset(
+        {
+            "alleged", "allegedly", "allegation", "allegations", "allege", "alleges", "alleging",
+            "proposed", "propose", "proposes", "proposal", "draft", "drafts", "expected", "expects", "expect",
+            "intended", "intends", "intend", "intention", "planned", "plans", "plan", "anticipated",
+            "potential", "potentially", "prospective", "purported", "purportedly", "putative", "apparent",
+            "apparently", "reportedly", "suspected", "suspects", "suspect", "claimed", "claims", "claim",
+            "claiming", "contends", "contended", "contend", "argues", "argued", "argue", "asserts",
+            "asserted", "assert", "believes", "believed", "believe", "considers", "considered", "consider",
+            "thinks", "thought", "think", "seems", "seem", "seemed", "appears", "appear", "appeared",
+            "suggests", "suggested", "suggest", "hinted", "hints", "hint", "according", "says", "said", "say",
+            "states", "stated", "maintains", "maintained", "insists", "insisted", "seeks", "sought", "seek",
+            "asks", "asked", "ask", "requests", "requested", "request", "wants", "wanted", "want", "hopes",
+            "hoped", "hope", "tries", "tried", "try", "attempts", "attempted", "attempt", "threatens",
+            "threatened", "threaten", "offers", "offered", "offer", "tentative", "tentatively",
+            "preliminary", "provisional", "provisionally", "unconfirmed", "unverified", "disputed",
+            "contested", "estimated", "estimate", "projected", "forecast", "assumed", "presumably", "pending",
+            "unsigned", "unexecuted",
+        }
+    ),
+}
+
+# Phrases whose every word is protected where the phrase occurs (each as case-folded words).
+PHRASES: tuple[tuple[str, ...], ...] = (
+    ("no", "later", "than"), ("not", "later", "than"), ("subject", "to"), ("provided", "that"),
+    ("only", "if"), ("if", "and", "only", "if"), ("in", "part"), ("in", "full"), ("at", "least"),
+    ("at", "most"), ("up", "to"), ("in", "the", "event"), ("on", "condition"), ("as", "of"), ("other", "than"),
+    ("rather", "than"), ("more", "than"), ("less", "than"), ("fewer", "than"), ("no", "more", "than"),
+    ("in", "excess", "of"), ("on", "or", "before"), ("on", "or", "after"), ("as", "soon", "as"),
+    ("so", "long", "as"), ("as", "long", "as"), ("in", "case"), ("except", "for"), ("save", "for"),
+    ("apart", "from"), ("instead", "of"), ("on", "behalf", "of"), ("in", "principle"), ("in", "theory"),
+    ("to", "be"),
+)  # fmt: skip
+
+MEANING_WORDS: frozenset[str] = frozenset().union(*CLASSES.values())
+
+
+def class_of(word: str) -> str | None:
+    """The class a word belongs to (case-folded, curly apostrophes straightened), or None."""
+    key = word.casefold().replace("\u2019", "'")
+    return next((name for name, members in CLASSES.items() if key in members), None)
+
+
+def is_meaning_word(word: str) -> bool:
+    key = word.casefold().replace("\u2019", "'")
+    return key in MEANING_WORDS or key.endswith("n't")
+
+
+def protected_positions(words: list[str]) -> set[int]:
+    """The positions in `words` that may not be deleted: meaning words and the words of protected phrases."""
+    keys = [w.casefold().replace("\u2019", "'") for w in words]
+    found = {i for i, w in enumerate(keys) if is_meaning_word(w)}
+    for phrase in PHRASES:
+        width = len(phrase)
+        for start in range(len(keys) - width + 1):
+            if tuple(keys[start : start + width]) == phrase:
+                found.update(range(start, start + width))
+    return found
