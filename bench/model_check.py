@@ -15,9 +15,15 @@ This script, run with the project's environment:
    the offline demo serves), marks the cases stale and runs the real nightly
    refresh with the openai writer pointed at the server;
 4. prints, per case, the response format used, the HTTP calls, tokens,
-   latency, statements kept and dropped (and why) and whether the previous
-   summary was kept, as a markdown section, and puts that section in
-   docs/BENCHMARKS.md (replacing the previous one).
+   latency, what the model selected (points, sentence ids) and what the
+   verifier made of it (verify.py: ids kept, unknown, repeated; sentences
+   served; shortenings kept and refused; labels dropped), the result and
+   whether the previous summary was kept; then how many cases improved,
+   stayed or were refused by the guard (guard.py), and why; then checks that
+   every "sentence" statement saved in the run is faithful to its quote
+   (shorten.faithful) and that its quote is a sentence of the record it
+   cites. The whole is a markdown section, put in docs/BENCHMARKS.md
+   (replacing the previous one). The model's raw answers go to stderr only.
 
 Settings: MODEL_CHECK_TIMEOUT (seconds per call, default 600) and, optionally,
 MODEL_CHECK_MAX_TOKENS; everything else is the app's defaults.
@@ -52,6 +58,10 @@ CHAT_CONFIG = MODEL_VENV / "gemma3-chat.json"
 SERVER_LOG = MODEL_VENV / "server.log"
 N_CTX = 16384
 STARTUP_SECONDS = 180
+# The verification report's counts (verify.py) the table shows.
+REPORTED = (
+    "points", "ids", "ids_kept", "unknown_id", "repeated_id", "shortened", "shortening_refused", "label_dropped",
+)  # fmt: skip
 
 # Gemma's turn format: <start_of_turn>user ... <end_of_turn>, the model's turn named "model", and
 # the system message put at the head of the first user turn. llama-cpp-python's hf-tokenizer-config
@@ -161,13 +171,93 @@ def write_section(section: str) -> None:
     print(f"wrote the section to {path.relative_to(ROOT)}", file=sys.stderr)
 
 
+def capture_answers() -> dict[int, list[str]]:
+    """The model's raw answer text of every call, per case: printed to stderr, to see what the model did.
+
+    Wraps the openai writer's `write` (to know the case) and `_call` (to see the answer before it is
+    parsed, so a malformed one is seen too); nothing else changes."""
+    from graph_memory.summaries.openai_writer import OpenAIWriter
+
+    answers: dict[int, list[str]] = {}
+    current: list[int] = []
+    write, call = OpenAIWriter.write, OpenAIWriter._call
+
+    def wrapped_write(self: Any, context: Any) -> Any:
+        current.append(context.case_id)
+        try:
+            return write(self, context)
+        finally:
+            current.pop()
+
+    def wrapped_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        answer, made = call(self, *args, **kwargs)
+        if current:
+            answers.setdefault(current[-1], []).append(answer.text)
+        return answer, made
+
+    OpenAIWriter.write = wrapped_write  # type: ignore[method-assign]
+    OpenAIWriter._call = wrapped_call  # type: ignore[method-assign]
+    return answers
+
+
+def served_sentences(content: dict[str, Any]) -> set[str]:
+    """The distinct sentences a summary serves, as guard.py counts them (selected statements only)."""
+    from graph_memory.summaries.guard import statements
+    from graph_memory.summaries.sentences import statement_key
+
+    return {
+        statement_key(str(s.get("quote") or s.get("text"))) for s in statements(content) if s.get("kind") == "sentence"
+    }
+
+
+def faithfulness(case_ids: list[int]) -> list[str]:
+    """Every "sentence" statement of every version saved in the run: faithful to its quote
+    (shorten.faithful), and its quote a sentence of the record it cites (the slice as numbered now)."""
+    from graph_memory.models import SummaryVersion
+    from graph_memory.summaries.context import build_context
+    from graph_memory.summaries.guard import statements
+    from graph_memory.summaries.sentences import number
+    from graph_memory.summaries.shorten import faithful
+
+    of_case = {
+        case_id: {(s.source_id, s.text) for s in number(build_context(case_id=case_id)).sentences}
+        for case_id in case_ids
+    }
+    checked: Counter[str] = Counter()
+    shortened: Counter[str] = Counter()
+    bad: list[str] = []
+    for version in SummaryVersion.objects.filter(case_id__in=case_ids).order_by("id"):
+        for statement in statements(version.content):
+            if statement.get("kind") != "sentence":
+                continue
+            text, quote = str(statement.get("text", "")), str(statement.get("quote", ""))
+            checked[version.writer] += 1
+            shortened[version.writer] += text != quote
+            sources = list(statement.get("sources") or [])
+            if not faithful(text, quote):
+                bad.append(f"NOT FAITHFUL ({version.writer}): {text!r} for {quote!r}")
+            if len(sources) != 1 or (sources[0], quote) not in of_case[version.case_id]:
+                bad.append(f"QUOTE NOT A SENTENCE OF {sources} ({version.writer}): {quote!r}")
+    total = sum(checked.values())
+    by_writer = ", ".join(f"{n} by {w} ({shortened[w]} shortened)" for w, n in sorted(checked.items()))
+    lines = [
+        f'Faithfulness of what the run saved: {total} statements of kind "sentence" in'
+        f" {SummaryVersion.objects.filter(case_id__in=case_ids).count()} saved versions ({by_writer or 'none'});"
+        f" {total - sum(b.startswith('NOT FAITHFUL') for b in bad)} satisfy `shorten.faithful(text, quote)`,"
+        f" {total - sum(b.startswith('QUOTE') for b in bad)} quote a sentence of the record they cite."
+        + (" All faithful." if not bad else " FAILURES:")
+    ]
+    return lines + [f"- {b}" for b in bad[:20]]
+
+
 def run(where: str) -> str:
     from django.core.management import call_command
 
     from graph_memory import conf
     from graph_memory.models import AICall, CaseSummary
     from graph_memory.refresh import mark_stale, refresh_firm
-    from graph_memory.summaries.guard import statements
+    from graph_memory.summaries import rulebook
+    from graph_memory.summaries.guard import REJECTED
     from graph_memory.summaries.service import summarize_case
     from graph_memory.summaries.writers import ExtractiveWriter, OpenAIWriter
     from practice.importer import import_firm
@@ -178,11 +268,11 @@ def run(where: str) -> str:
     call_command("createcachetable", verbosity=0)  # the response-format memory lives in the cache
     import_firm((ROOT / "demo" / "hale-ward.json").read_bytes())
     cases = list(Case.objects.filter(firm__slug="hale-ward").order_by("key"))
-    before: dict[int, dict[str, Any]] = {}
-    for case in cases:
-        summary = summarize_case(case_id=case.pk, writer=ExtractiveWriter())
-        before[case.pk] = {"text": summary.text, "statements": sum(1 for _ in statements(summary.content))}
+    before = {
+        case.pk: served_sentences(summarize_case(case_id=case.pk, writer=ExtractiveWriter()).content) for case in cases
+    }
     mark_stale(case_ids=[c.pk for c in cases])
+    answers = capture_answers()
     timeout = float(conf.get("OPENAI_TIMEOUT"))
     print(f"rewriting {len(cases)} cases with the model (timeout {timeout:.0f} s a call) ...", file=sys.stderr)
     started = time.monotonic()
@@ -193,56 +283,81 @@ def run(where: str) -> str:
         "## Real-model check",
         "",
         f"`make model-check`, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, {where}. Model {MODEL_NAME} served by",
-        f"llama-cpp-python on loopback (n_ctx {N_CTX}); writer timeout {timeout:.0f} s a call, max_tokens"
-        f" {OpenAIWriter().max_tokens()}, retries {conf.get('OPENAI_MAX_RETRIES')}. Each case first gets the",
-        "extractive summary the offline demo serves; then the nightly refresh rewrites it with the model.",
+        f"llama-cpp-python on loopback (n_ctx {N_CTX}); prompt {rulebook.PROMPT_VERSION} (the model selects"
+        f" numbered sentences); writer timeout {timeout:.0f} s a call, max_tokens {OpenAIWriter().max_tokens()},"
+        f" retries {conf.get('OPENAI_MAX_RETRIES')}. Each case first gets the extractive summary the offline demo"
+        " serves (the previous summary); then the nightly refresh rewrites it with the model.",
         "",
-        "| case | mode used | calls | tokens in / out | latency (longest call) | written: kept / dropped (why)"
-        " | result | previous kept? |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| case | format used | calls | tokens in / out | latency (longest call) | points / ids selected"
+        " | ids kept / unknown / repeated | sentences served (previous) | shortenings kept / refused"
+        " | labels dropped | result | previous kept? |",
+        "| --- | --- | ---: | --- | --- | --- | --- | --- | --- | ---: | --- | --- |",
     ]
     longest = 0
-    outcomes: Counter[str] = Counter()
+    outcomes: dict[str, list[str]] = {"improved": [], "stayed": [], "refused": [], "fewer": []}
     for case in cases:
         row = CaseSummary.objects.get(case=case)
         calls = list(AICall.objects.filter(case=case, purpose=AICall.Purpose.SUMMARY).order_by("id"))
         attempt = row.last_attempt or {}
         report = attempt.get("verification") or {}
         counts = report.get("counts") or {}
-        why = Counter(d["reason"] for d in report.get("dropped", []))
-        dropped = f"{counts.get('dropped', 0)}" + (
-            f" ({', '.join(f'{r} {n}' for r, n in why.most_common())})" if why else ""
-        )
-        kept = f"{counts.get('kept', 0)} / {dropped}" if report else "—"
+        guard = attempt.get("guard") or {}
+        saved = attempt.get("outcome") == "saved"
+        previous = len(before[case.pk])
+        if saved:
+            new: int | None = len(served_sentences(row.content))
+        elif guard:
+            new = int(guard.get("new_sentences", 0))
+        else:
+            new = 0 if report else None
         tokens_in, tokens_out = sum(c.tokens_in for c in calls), sum(c.tokens_out for c in calls)
         estimated = " (est.)" if any(c.tokens_estimated for c in calls) else ""
         slowest = max((c.latency_ms for c in calls), default=0)
         longest = max(longest, slowest)
         total = sum(c.latency_ms for c in calls)
         modes = " → ".join(c.request_mode for c in calls if c.request_mode) or "—"
-        result = "saved" if attempt.get("outcome") == "saved" else attempt.get("reason", "?")
-        kept_previous = "no" if attempt.get("outcome") == "saved" else "yes"
-        guard = attempt.get("guard") or {}
-        if attempt.get("outcome") != "saved":
-            outcomes["unchanged"] += 1
-        elif guard.get("new_written", 0) < guard.get("current_written_backed", 0):
-            outcomes["saved with fewer written statements"] += 1
+        reason = str(attempt.get("reason") or "?")
+        server = "; ".join(attempt.get("server_errors") or [])
+        result = "saved" if saved else reason + (f" (server: {server})" if server else "")
+        served = f"{new if new is not None else '—'} ({previous})"
+        if saved:
+            key = "improved" if new is not None and new >= previous else "fewer"
+            outcomes[key].append(f"{case.key}: {new} distinct sentences served against {previous}")
+        elif reason.startswith(REJECTED):
+            outcomes["refused"].append(f"{case.key}: {reason[len(REJECTED) + 2 :]}")
         else:
-            outcomes["improved"] += 1
+            outcomes["stayed"].append(f"{case.key}: {reason}")
+        # "—" when the answer never reached the verifier (a writer error: malformed JSON, a timeout).
+        n = {name: str(counts.get(name, 0)) if report else "—" for name in REPORTED}
         lines.append(
             f"| {case.key} | {modes} | {len(calls)} | {tokens_in} / {tokens_out}{estimated} |"
-            f" {total / 1000:.1f} s ({slowest / 1000:.1f} s) | {kept} | {result} | {kept_previous} |"
+            f" {total / 1000:.1f} s ({slowest / 1000:.1f} s) | {n['points']} / {n['ids']} |"
+            f" {n['ids_kept']} / {n['unknown_id']} / {n['repeated_id']} | {served} |"
+            f" {n['shortened']} / {n['shortening_refused']} | {n['label_dropped']} | {result} |"
+            f" {'no' if saved else 'yes'} |"
         )
+        for i, text in enumerate(answers.get(case.pk, []), 1):
+            print(f"--- {case.key}, answer {i} ({len(text)} chars):\n{text[:1500]}", file=sys.stderr)
     lines += [
         "",
         f"Run: {run.claimed} claimed, {run.rewritten} rewritten, {run.failed} kept their previous summary;"
         f" {run.tokens_used} tokens counted against the budget; {elapsed:.0f} s in all. Longest call"
         f" {longest / 1000:.1f} s against a {timeout:.0f} s timeout"
         + (" (within it)." if longest <= timeout * 1000 + 1000 else " (OVER IT)."),
-        "Cases improved (saved, at least as many written statements as the previous summary) / unchanged"
-        f" (previous summary kept) / saved with fewer written statements: {outcomes['improved']} /"
-        f" {outcomes['unchanged']} / {outcomes['saved with fewer written statements']}.",
+        f"Cases improved (saved, serving at least as many distinct sentences as the previous summary) /"
+        f" stayed (previous summary kept: the answer gave nothing to save) / refused by the guard (previous"
+        f" summary kept: guard.py found the rewrite weaker) / saved with fewer sentences:"
+        f" {len(outcomes['improved'])} / {len(outcomes['stayed'])} / {len(outcomes['refused'])} /"
+        f" {len(outcomes['fewer'])}.",
     ]
+    titles = {
+        "improved": "Improved",
+        "stayed": "Stayed",
+        "refused": "Refused by the guard",
+        "fewer": "Saved with fewer sentences",
+    }
+    lines += [f"- {titles[k]}: {'; '.join(v)}." for k, v in outcomes.items() if v]
+    lines += ["", *faithfulness([c.pk for c in cases])]
     return "\n".join(lines)
 
 

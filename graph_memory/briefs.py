@@ -21,6 +21,7 @@ from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Edge, Node
 from graph_memory.refresh.on_demand import ensure_summary
 from graph_memory.selectors import NodeRef, node_get
+from graph_memory.summaries.rulebook import SECTIONS
 
 NO_SUMMARY = "No summary exists yet; header facts only."
 
@@ -38,6 +39,9 @@ class BriefCase:
     # Field facts read from the live records at request time (open deadlines, unpaid
     # invoices): what a summary written last night may already have wrong.
     live_facts: tuple[str, ...] = ()
+    # The summary's statements one by one (`served_statements`), each marked `legacy` when it
+    # is free text written before summary-v3 rather than a record's own sentence.
+    statements: tuple[dict[str, Any], ...] = ()
 
     @property
     def has_summary(self) -> bool:
@@ -68,6 +72,7 @@ def _case_rows(cases: QuerySet[Any], limit: int) -> list[dict[str, Any]]:
             node_id=Subquery(case_node.values("id")[:1]),
             node_label=Subquery(case_node.values("label")[:1]),
             summary_text=F("memory_summary__text"),
+            summary_content=F("memory_summary__content"),
             summary_stale=F("memory_summary__stale"),
             summary_written_at=F("memory_summary__written_at"),
             # Activity: the last time the case header, its records (they raise
@@ -77,7 +82,8 @@ def _case_rows(cases: QuerySet[Any], limit: int) -> list[dict[str, Any]]:
             ),
         )
         .order_by(F("active").desc(nulls_last=True), "h_reference", "pk")
-        .values("pk", *header, *live, "node_id", "node_label", "summary_text", "summary_stale", "summary_written_at")
+        .values("pk", *header, *live, "node_id", "node_label", "summary_text", "summary_content",
+                "summary_stale", "summary_written_at")
     )
     found = []
     for row in rows[: limit + 1]:
@@ -113,13 +119,48 @@ def _entry(row: dict[str, Any], notice: str) -> BriefCase:
         written_at=row["summary_written_at"] if summary else None,
         notice=notice,
         live_facts=tuple(row["live_facts"]),
+        statements=served_statements(row["summary_content"]) if summary else (),
     )
 
 
 def _with_summary(entry: BriefCase, summary: CaseSummary | None) -> BriefCase:
     if summary is None or not summary.has_summary:
         return entry
-    return replace(entry, summary=summary.text, stale=summary.stale, written_at=summary.written_at)
+    return replace(
+        entry,
+        summary=summary.text,
+        stale=summary.stale,
+        written_at=summary.written_at,
+        statements=served_statements(summary.content),
+    )
+
+
+def served_statements(content: Any) -> tuple[dict[str, Any], ...]:
+    """A stored summary's statements as served: section, label, text, sources, kind and `legacy`.
+
+    `legacy` is true for a written statement of a summary from before summary-v3 (kind "quote"):
+    free text beside a verbatim quote, not a record's own sentence. It stays served until the
+    nightly refresh rewrites the case (legacy summaries first). What cannot be read is left out.
+    """
+    if not isinstance(content, dict):
+        return ()
+    served = []
+    for section in SECTIONS:
+        for statement in content.get(section) or ():
+            if not isinstance(statement, dict) or not isinstance(statement.get("text"), str):
+                continue
+            kind = str(statement.get("kind") or "quote")
+            served.append(
+                {
+                    "section": section,
+                    "label": str(statement.get("label") or ""),
+                    "text": statement["text"],
+                    "sources": [str(s) for s in statement.get("sources") or ()],
+                    "kind": kind,
+                    "legacy": kind == "quote",
+                }
+            )
+    return tuple(served)
 
 
 def _text(node: NodeRef, entries: list[BriefCase], has_more: bool, notice: str) -> str:

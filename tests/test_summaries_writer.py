@@ -21,7 +21,18 @@ from graph_memory.summaries.rulebook import OUTPUT_SCHEMA, PROMPT_VERSION
 from graph_memory.summaries.service import SummaryFailed, summarize_case
 from practice.models import Case
 from tests.openai_server import OPENAI_REFUSAL, OpenAIServer, Reply
-from tests.writer_support import CLOSING, N_RICH, RICH, answer, calls_logged, seed_previous, stmt, texts
+from tests.writer_support import (
+    CLOSING,
+    N_RICH,
+    RICH,
+    answer,
+    calls_logged,
+    point,
+    seed_previous,
+    selection,
+    sentence_id,
+    texts,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -34,6 +45,12 @@ PYDANTIC_REFUSAL = "body.response_format.type: Input should be 'text' or 'json_o
 @pytest.fixture
 def case(demo_firm: Firm) -> Case:
     return Case.objects.get(firm=demo_firm, key="2026-014")
+
+
+@pytest.fixture
+def rich(case: Case) -> dict[str, Any]:
+    """RICH as the model answers it: the ids of its seven sentences."""
+    return selection(case.pk, RICH)
 
 
 @pytest.fixture
@@ -69,9 +86,9 @@ def prompt_tokens_estimate(request: dict[str, Any]) -> int:
 
 
 def test_good_summary_is_saved_and_logged(
-    openai_server: OpenAIServer, case: Case, fired, django_capture_on_commit_callbacks
+    openai_server: OpenAIServer, case: Case, fired, django_capture_on_commit_callbacks, rich: dict[str, Any]
 ) -> None:
-    openai_server.add_chat(Reply.json(RICH, prompt_tokens=812, completion_tokens=143))
+    openai_server.add_chat(Reply.json(rich, prompt_tokens=812, completion_tokens=143))
     with django_capture_on_commit_callbacks(execute=True):
         summary = summarize_case(case_id=case.pk)
     assert (summary.writer, summary.model, summary.prompt_version) == ("openai", "gpt-4o-mini", PROMPT_VERSION)
@@ -97,24 +114,37 @@ def test_good_summary_is_saved_and_logged(
     assert request["max_tokens"] == max_output_tokens(OUTPUT_SCHEMA)
     prompt = request["messages"][1]["content"]
     assert "[invoice:inv-57] Invoice INV-0057 issued 2026-10-01: USD 31,840.50, sent." in prompt
+    # Every narrative sentence under its record, with the id the answer selects it by.
+    assert (
+        f"[note:n1] Working note (2026-11-02):\n  [{sentence_id(case.pk, CLOSING['text'])}] {CLOSING['text']}" in prompt
+    )
     assert not [text for text in OTHER_CASES_TEXT if text in prompt]
 
 
-def test_a_statement_citing_an_unknown_record_is_dropped_and_the_rest_saved(
-    openai_server: OpenAIServer, case: Case
+def test_a_selected_id_the_slice_does_not_have_is_dropped_and_the_rest_saved(
+    openai_server: OpenAIServer, case: Case, rich: dict[str, Any]
 ) -> None:
-    stray = stmt("The purchase price is EUR 48,000,000.", "document:spa-v4#p1")
-    openai_server.add_chat(Reply.json({**RICH, "money": [*RICH["money"], stray]}))
+    # An id past the slice's last sentence, one shaped like a record, one selected before: dropped, the rest saved.
+    header = rich["status"][0]["ids"][0]
+    stray = [point("s99"), point("spa-v4#p1"), point(header)]
+    openai_server.add_chat(Reply.json({**rich, "money": [*rich["money"], *stray]}))
     summary = summarize_case(case_id=case.pk)
-    (dropped,) = summary.verification["dropped"]
-    assert (dropped["reason"], dropped["detail"]) == ("unknown_source", "document:spa-v4#p1")
-    assert summary.verification["kept"] == N_RICH and stray["text"] not in summary.text
+    dropped = [(d["reason"], d["detail"]) for d in summary.verification["dropped"]]
+    assert dropped == [
+        ("unknown_id", "s99"),
+        ("no_known_sentence", ""),
+        ("unknown_id", "spa-v4#p1"),
+        ("no_known_sentence", ""),
+        ("repeated_id", header),
+        ("no_known_sentence", ""),
+    ]
+    assert summary.verification["kept"] == N_RICH and "spa-v4" not in summary.text
     assert texts(RICH) <= texts(summary.content)
 
 
 def test_malformed_json_keeps_the_previous_summary(openai_server: OpenAIServer, case: Case) -> None:
     previous = seed_previous(openai_server, case.pk)
-    openai_server.add_chat(Reply.raw('{"status": [{"text": "Open", "sources": ["case:header"]}', completion_tokens=12))
+    openai_server.add_chat(Reply.raw('{"status": [{"ids": ["s1"], "label": "", "short": ""}', completion_tokens=12))
     with pytest.raises(SummaryFailed, match="malformed JSON"):
         summarize_case(case_id=case.pk)
     now = assert_untouched(previous, reason="malformed JSON")
@@ -123,11 +153,11 @@ def test_malformed_json_keeps_the_previous_summary(openai_server: OpenAIServer, 
 
 
 def test_http_500_is_retried_within_bounds_and_every_attempt_logged(
-    openai_server: OpenAIServer, case: Case, settings
+    openai_server: OpenAIServer, case: Case, settings, rich: dict[str, Any]
 ) -> None:
     previous = seed_previous(openai_server, case.pk)
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "OPENAI_MAX_RETRIES": 1}
-    openai_server.add_chat(Reply.error(500, "model overloaded"), Reply.error(500, "model overloaded"), Reply.json(RICH))
+    openai_server.add_chat(Reply.error(500, "model overloaded"), Reply.error(500, "model overloaded"), Reply.json(rich))
     with pytest.raises(SummaryFailed, match="HTTP 500"):
         summarize_case(case_id=case.pk)
     assert openai_server.calls(CHAT) == 1 + 2  # the seed, then one try and one retry
@@ -136,20 +166,22 @@ def test_http_500_is_retried_within_bounds_and_every_attempt_logged(
     assert set(AICall.objects.values_list("server_error", flat=True)) == {"model overloaded"}
 
 
-def test_a_retry_that_succeeds_is_logged_as_two_calls(openai_server: OpenAIServer, case: Case, settings) -> None:
+def test_a_retry_that_succeeds_is_logged_as_two_calls(
+    openai_server: OpenAIServer, case: Case, settings, rich: dict[str, Any]
+) -> None:
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "OPENAI_MAX_RETRIES": 2}
-    openai_server.add_chat(Reply.error(503, "loading model"), Reply.json(RICH, prompt_tokens=700, completion_tokens=90))
+    openai_server.add_chat(Reply.error(503, "loading model"), Reply.json(rich, prompt_tokens=700, completion_tokens=90))
     summary = summarize_case(case_id=case.pk)
     assert calls_logged() == [("error", "HTTP 503", 0, 0, "json_schema"), ("ok", "", 700, 90, "json_schema")]
     assert summary.last_attempt["calls"] == 2
 
 
 def test_a_timeout_is_never_retried_and_its_tokens_are_estimated(
-    openai_server: OpenAIServer, case: Case, settings
+    openai_server: OpenAIServer, case: Case, settings, rich: dict[str, Any]
 ) -> None:
     previous = seed_previous(openai_server, case.pk)
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "OPENAI_TIMEOUT": 0.4, "OPENAI_MAX_RETRIES": 2}
-    openai_server.add_chat(Reply.slow(5, Reply.json(RICH)), Reply.json(RICH), Reply.json(RICH))
+    openai_server.add_chat(Reply.slow(5, Reply.json(rich)), Reply.json(rich), Reply.json(rich))
     started = time.monotonic()
     with pytest.raises(SummaryFailed, match="timeout"):
         summarize_case(case_id=case.pk)
@@ -165,8 +197,10 @@ def test_a_timeout_is_never_retried_and_its_tokens_are_estimated(
     assert 300 <= call.latency_ms < 3000
 
 
-def test_an_answer_without_usage_counts_an_estimate(openai_server: OpenAIServer, case: Case) -> None:
-    body = Reply.json(RICH, usage=False)
+def test_an_answer_without_usage_counts_an_estimate(
+    openai_server: OpenAIServer, case: Case, rich: dict[str, Any]
+) -> None:
+    body = Reply.json(rich, usage=False)
     openai_server.add_chat(body)
     summary = summarize_case(case_id=case.pk)
     call = AICall.objects.get()
@@ -186,11 +220,11 @@ REFUSALS = {
 
 @pytest.mark.parametrize("server", list(REFUSALS))
 def test_a_refused_response_format_falls_back_and_is_remembered(
-    openai_server: OpenAIServer, case: Case, fired, server: str
+    openai_server: OpenAIServer, case: Case, fired, server: str, rich: dict[str, Any]
 ) -> None:
     modes, explanation = REFUSALS[server]
     openai_server.emulate = server
-    openai_server.add_chat(Reply.json(RICH, prompt_tokens=500, completion_tokens=80))
+    openai_server.add_chat(Reply.json(rich, prompt_tokens=500, completion_tokens=80))
     summary = summarize_case(case_id=case.pk)
     assert texts(RICH) <= texts(summary.content) and (summary.tokens_in, summary.tokens_out) == (500, 80)
     requests = openai_server.chat_requests()
@@ -209,7 +243,7 @@ def test_a_refused_response_format_falls_back_and_is_remembered(
     assert len(fired["ai_calls"]) == len(modes)
 
     # Remembered in the shared cache, not in this process: a brand-new writer asks the working format at once.
-    openai_server.add_chat(Reply.json(RICH))
+    openai_server.add_chat(Reply.json(rich))
     summarize_case(case_id=case.pk, writer=OpenAIWriter())
     assert [r["response_format"]["type"] for r in openai_server.chat_requests()[len(modes) :]] == [
         modes[-1].split("+")[0]
@@ -217,10 +251,10 @@ def test_a_refused_response_format_falls_back_and_is_remembered(
     assert cache.get(OpenAIWriter()._memory_key) == modes[-1]
 
 
-def test_the_format_memory_expires(openai_server: OpenAIServer, case: Case, settings) -> None:
+def test_the_format_memory_expires(openai_server: OpenAIServer, case: Case, settings, rich: dict[str, Any]) -> None:
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "OPENAI_FORMAT_MEMORY_TTL": 1}
     openai_server.emulate = "llama.cpp"
-    openai_server.add_chat(Reply.json(RICH), Reply.json(RICH))
+    openai_server.add_chat(Reply.json(rich), Reply.json(rich))
     summarize_case(case_id=case.pk)
     time.sleep(1.2)
     summarize_case(case_id=case.pk)
@@ -286,10 +320,12 @@ def test_the_server_error_is_kept_bounded_and_without_case_text(openai_server: O
     assert row.last_error == f"HTTP 400: {call.server_error}"
 
 
-def test_json_object_answers_are_validated_against_the_same_schema(openai_server: OpenAIServer, case: Case) -> None:
+def test_json_object_answers_are_validated_against_the_same_schema(
+    openai_server: OpenAIServer, case: Case, rich: dict[str, Any]
+) -> None:
     previous = seed_previous(openai_server, case.pk)
     openai_server.emulate = "llama.cpp"
-    openai_server.add_chat(Reply.json({**RICH, "status": "The case is open (EUR 48,000,000)."}))
+    openai_server.add_chat(Reply.json({**rich, "status": "The case is open (EUR 48,000,000)."}))
     with pytest.raises(SummaryFailed) as info:
         summarize_case(case_id=case.pk)
     assert info.value.reason == "output does not match the schema at status (type)"
@@ -301,22 +337,26 @@ def test_json_object_answers_are_validated_against_the_same_schema(openai_server
     ]
 
 
-def test_missing_sections_are_a_schema_error(openai_server: OpenAIServer, case: Case) -> None:
-    openai_server.add_chat(Reply.json({"status": RICH["status"]}))
+def test_missing_sections_are_a_schema_error(openai_server: OpenAIServer, case: Case, rich: dict[str, Any]) -> None:
+    openai_server.add_chat(Reply.json({"status": rich["status"]}))
     with pytest.raises(SummaryFailed, match=r"output does not match the schema at top level \(required\)"):
         summarize_case(case_id=case.pk)
     assert not CaseSummary.objects.get(case=case).text
 
 
 def test_an_empty_answer_is_not_reported_as_a_failed_verification(openai_server: OpenAIServer, case: Case) -> None:
-    openai_server.add_chat(Reply.json(answer()), Reply.json(answer(status=[stmt("Open. Yes.", "case:nowhere")])))
-    with pytest.raises(SummaryFailed, match=r"^empty answer: no statement written$"):
+    openai_server.add_chat(Reply.json(answer()), Reply.json(answer(status=[point("s40")])))
+    with pytest.raises(SummaryFailed, match=r"^empty answer: no sentence selected$"):
         summarize_case(case_id=case.pk)
-    with pytest.raises(SummaryFailed, match=r"^no statement survived verification$"):
+    with pytest.raises(SummaryFailed, match=r"^no selected sentence is in the slice$"):
         summarize_case(case_id=case.pk)
     row = CaseSummary.objects.get(case=case)
-    assert row.last_attempt["verification"]["counts"]["statements"] == 1  # the failed attempt's report is kept
-    assert row.last_attempt["verification"]["dropped"][0]["text"] == "Open. Yes."
+    assert row.last_attempt["verification"]["counts"]["ids"] == 1  # the failed attempt's report is kept
+    assert row.last_attempt["verification"]["dropped"][0] == {
+        "section": "status",
+        "reason": "unknown_id",
+        "detail": "s40",
+    }
 
 
 def test_the_test_server_serves_deterministic_embeddings(openai_server: OpenAIServer) -> None:

@@ -35,6 +35,7 @@ from graph_memory.api.serializers import (
 )
 from graph_memory.api.throttling import MemoryRateThrottle
 from graph_memory.names import lookup_key
+from graph_memory.summaries.rulebook import SECTIONS
 
 ORIENTATION = (
     "Orientation only: derived from the firm's own records for the signed-in user, and limited to cases that "
@@ -259,6 +260,24 @@ class NodeBriefApi(MemoryApi):
             live_facts = serializers.ListField(
                 child=serializers.CharField(),
                 help_text="Read from the live records now, not from the summary: open deadlines, unpaid invoices.",
+            )
+
+            class StatementSerializer(serializers.Serializer):
+                section = serializers.ChoiceField(choices=SECTIONS)
+                label = serializers.CharField(allow_blank=True, help_text='A few words grouping points; "" for none.')
+                text = serializers.CharField(
+                    help_text="A record's own sentence (or that sentence with words removed, none that carries "
+                    "meaning), a field fact rendered from a record, or, when `legacy`, older free text."
+                )
+                sources = serializers.ListField(child=serializers.CharField(), help_text="The records it cites.")
+                kind = serializers.ChoiceField(choices=["sentence", "field", "quote"])
+                legacy = serializers.BooleanField(
+                    help_text="Written before summary-v3: free text beside a quote, not the record's own words. "
+                    "Served until the nightly refresh rewrites the case (these first)."
+                )
+
+            statements = StatementSerializer(
+                many=True, help_text="The summary's statements one by one, in the order of `summary`."
             )
             # UTC with its offset whatever time zone the host has active (admin renders in the firm's).
             updated_at = serializers.DateTimeField(

@@ -1,4 +1,5 @@
-"""The nightly rewrite: per firm, claim stale cases oldest first, rewrite each, record the run.
+"""The nightly rewrite: per firm, claim stale cases (those written under an older prompt first, then
+oldest first), rewrite each, record the run.
 
 Claiming. A case is claimed in a short transaction that locks its summary
 row with `SELECT ... FOR UPDATE SKIP LOCKED`, writes a lease into
@@ -53,7 +54,7 @@ from graph_memory.adapter import firm_model
 from graph_memory.documents import index as document_index
 from graph_memory.models import AICall, CaseSummary, RefreshRun
 from graph_memory.refresh.locks import case_lock
-from graph_memory.summaries import openai_writer
+from graph_memory.summaries import openai_writer, rulebook
 from graph_memory.summaries import service as summary_service
 from graph_memory.summaries.writers import get_writer
 
@@ -110,7 +111,13 @@ def _claim_next(*, firm_id: int, taken: list[int]) -> _Claim | None:
         rows = list(
             due_summaries(firm_id=firm_id, now=now)
             .exclude(pk__in=taken)
-            .order_by(F("stale_since").asc(nulls_first=True), "pk")
+            # Summaries written under an older prompt first (their statements are free text, served
+            # as `legacy` until rewritten), then the longest stale.
+            .order_by(
+                SqlCase(When(prompt_version__in=rulebook.LEGACY_VERSIONS, then=Value(0)), default=Value(1)),
+                F("stale_since").asc(nulls_first=True),
+                "pk",
+            )
             .select_for_update(skip_locked=True)
             .values_list("pk", "case_id")[:1]
         )

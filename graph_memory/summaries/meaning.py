@@ -87,7 +87,7 @@ CLASSES: dict[str, frozenset[str]] = {
             "whole", "wholly", "entire", "entirely", "full", "fully", "total", "totally", "majority",
             "minority", "maximum", "minimum", "up", "over", "under", "above", "below", "exceed", "exceeds",
             "exceeded", "exceeding", "than", "approximately", "about", "around", "roughly", "nearly",
-            "almost", "circa", "ca.", "approx.", "just", "even", "per", "plus", "minus", "net", "gross",
+            "almost", "circa", "ca.", "approx.", "ca", "approx", "just", "even", "per", "plus", "minus", "net", "gross",
             "additional", "further", "another", "other", "remaining", "balance", "outstanding", "whatever",
             "whichever", "or", "alternatively", "instead", "rather", "jointly", "severally", "respectively",
             "aggregate", "cap", "capped", "limit", "limited", "limits",

@@ -1,18 +1,24 @@
 """Deletion-only shortening: a sentence with words removed, never one with words added, replaced or moved.
 
 A writer may propose a shorter form of a sentence it selected. `shorten`
-keeps it only if it is the sentence with words removed: the proposal's words,
-in order, are words of the sentence (case, curly quotation marks and dashes
-aside), and every removed word may be removed:
+keeps it only if it is the sentence with words removed (the proposal's
+words, in order, are words of the sentence; case, curly quotation marks and
+dashes aside), and every removal is one of:
 
-- a word that carries meaning (meaning.py: negations, modal verbs,
-  conditions, time relations, quantities, hedges) never;
-- a word of a fact (a digit, a month, a currency, a scale such as "million",
-  "percent") only inside a bracketed aside that goes whole ("(SPA 5.2,
-  p. 54)") and holds no meaning word;
-- a capitalised word (a name, or a sentence's first word) only with the rest
-  of its run of capitalised words ("Brightline Logistics LLC" goes whole or
-  stays whole), or inside an aside that goes whole.
+- a whole unit the sentence's own punctuation sets apart: a part between
+  commas, semicolons, colons or dashes ("Red flag:", "; price talks
+  continue"), holding no word that carries meaning (meaning.py) and no fact
+  (a digit, a month, a currency, a scale word such as "million"); or a
+  bracketed aside ("(SPA 5.2, p. 54)"), holding no word that carries meaning
+  (its facts may go with it: an aside restates or cites);
+- a word that never carries content, wherever it stands: an article, or a
+  discourse adverb ("however", "also", "moreover").
+
+Nothing else may go. Removing single words inside a clause changes meaning
+far beyond the closed class: "allows termination on 30 days' notice" loses
+"termination on" and "notice" and says "allows 30 days"; "granted in part
+the motion" loses "granted". So a clause is kept whole or dropped whole, and
+a clause holding a meaning word or a fact is always kept.
 
 What is served is never the proposal's own text: it is built from the
 sentence's own characters (the kept words with the punctuation between
@@ -63,62 +69,86 @@ def _is_fact(token: Token) -> bool:
     )
 
 
-def _is_capitalised(token: Token) -> bool:
-    return token.text[:1].isupper()
+# Words that never carry content: they may go from a clause that is otherwise kept.
+FILLERS = frozenset(
+    {
+        "a", "an", "the", "also", "however", "moreover", "furthermore", "additionally", "indeed", "very",
+        "really", "notably", "importantly", "meanwhile", "accordingly", "therefore", "thus", "hence",
+        "formally", "duly", "hereby", "simply",
+    }
+)  # fmt: skip
+# What sets a clause apart: a comma, semicolon, colon, dash (not a hyphen inside a word) or bracket.
+_BREAK = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s")
 
 
-def _asides(text: str, words: list[Token]) -> list[set[int]]:
-    """The word positions inside each outermost bracketed aside: "( ... )" or "[ ... ]"."""
-    found: list[set[int]] = []
-    depth, opened = 0, 0
-    for position, char in enumerate(text):
+@dataclass(frozen=True)
+class Unit:
+    """Word positions the sentence's punctuation sets apart, and whether they may be removed together."""
+
+    positions: tuple[int, ...]
+    removable: bool
+
+
+def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
+    """The sentence as units, in order: bracketed asides (outermost), and the clauses between breaks."""
+    aside_of: dict[int, int] = {}
+    depth, opened, asides = 0, 0, 0
+    for position, char in enumerate(sentence):
         if char in "([":
             depth, opened = depth + 1, position if depth == 0 else opened
         elif char in ")]" and depth:
             depth -= 1
             if depth == 0:
-                found.append({i for i, w in enumerate(words) if opened < w.start and w.end <= position})
-    return [aside for aside in found if aside]
-
-
-def _runs(text: str, words: list[Token]) -> list[set[int]]:
-    """Runs of capitalised words separated by spaces only (or ", " before a company form)."""
-    runs: list[set[int]] = []
-    current: set[int] = set()
+                asides += 1
+                aside_of.update({i: asides for i, w in enumerate(words) if opened < w.start and w.end <= position})
+    found: list[list[int]] = []
     for i, word in enumerate(words):
-        joined = i > 0 and (i - 1) in current and text[words[i - 1].end : word.start] in (" ", ", ")
-        if _is_capitalised(word):
-            if not joined and current:
-                runs.append(current)
-                current = set()
-            current.add(i)
-        elif current:
-            runs.append(current)
-            current = set()
-    if current:
-        runs.append(current)
-    return [run for run in runs if len(run) > 1]
+        previous = i - 1
+        same = (
+            found
+            and aside_of.get(i) == aside_of.get(previous)
+            and (aside_of.get(i) is not None or not _BREAK.search(sentence[words[previous].end : word.start]))
+        )
+        if same:
+            found[-1].append(i)
+        else:
+            found.append([i])
+    result = []
+    for positions in found:
+        in_aside = aside_of.get(positions[0]) is not None
+        carries = any(i in hard for i in positions) or (not in_aside and any(_is_fact(words[i]) for i in positions))
+        result.append(Unit(tuple(positions), removable=not carries))
+    return result
 
 
-def _align(sentence: list[Token], proposal: list[Token], hard: set[int]) -> list[int] | None:
-    """Positions of `sentence` matching `proposal` in order, deleting only positions outside `hard`; None if none."""
-    n, m = len(sentence), len(proposal)
-    # can[i][j]: proposal[j:] aligns into sentence[i:].
-    can = [[False] * (m + 1) for _ in range(n + 1)]
-    can[n][m] = True
-    for i in range(n - 1, -1, -1):
-        can[i][m] = i not in hard and can[i + 1][m]
-        for j in range(m - 1, -1, -1):
-            match = sentence[i].key == proposal[j].key and can[i + 1][j + 1]
-            can[i][j] = match or (i not in hard and can[i + 1][j])
-    if not can[0][0]:
-        return None
-    kept, j = [], 0
-    for i in range(n):
-        if j < m and sentence[i].key == proposal[j].key and can[i + 1][j + 1]:
-            kept.append(i)
-            j += 1
-    return kept
+def _align(words: list[Token], proposal: list[Token], parts: list[Unit], hard: set[int]) -> list[int] | None:
+    """Positions of `words` kept to read as `proposal`: whole units removed or kept, fillers removed
+    from kept units; None when the proposal cannot be made that way."""
+    m = len(proposal)
+
+    def within(unit: Unit, j: int) -> dict[int, list[int]]:
+        # Every proposal position reachable after keeping `unit` from proposal position j (fillers may go).
+        reach: dict[int, list[int]] = {j: []}
+        for i in unit.positions:
+            step: dict[int, list[int]] = {}
+            for at, kept in reach.items():
+                if at < m and words[i].key == proposal[at].key:
+                    step.setdefault(at + 1, [*kept, i])
+                if i not in hard and words[i].key in FILLERS:
+                    step.setdefault(at, kept)
+            reach = step
+        return reach
+
+    states: dict[int, list[int]] = {0: []}
+    for unit in parts:
+        step: dict[int, list[int]] = {}
+        for j, kept in states.items():
+            if unit.removable:
+                step.setdefault(j, kept)
+            for end, more in within(unit, j).items():
+                step.setdefault(end, kept + more)
+        states = step
+    return states.get(m)
 
 
 @dataclass(frozen=True)
@@ -169,33 +199,28 @@ def shorten(sentence: str, proposal: str) -> Shortening:
     if len(wanted) < MIN_WORDS:
         return Shortening(sentence, refused="too short")
     hard = meaning.protected_positions([w.text for w in words])
-    kept = _align(words, wanted, hard)
+    kept = _align(words, wanted, units(sentence, words, hard), hard)
     if kept is None:
-        return Shortening(sentence, refused=_why_not(words, wanted, hard))
+        return Shortening(sentence, refused=_why_not(sentence, words, wanted, hard))
     if len(kept) == len(words):
         return whole
-    deleted = set(range(len(words))) - set(kept)
-    asides = [aside for aside in _asides(sentence, words) if aside <= deleted and not aside & hard]
-    in_aside = set().union(*asides) if asides else set()
-    facts = [words[i].text for i in sorted(deleted - in_aside) if _is_fact(words[i])]
-    if facts:
-        return Shortening(sentence, refused=f"removes a fact: {', '.join(facts)}")
-    for run in _runs(sentence, words):
-        cut = run & deleted - in_aside
-        if cut and cut != run:
-            return Shortening(sentence, refused=f"removes part of a name: {' '.join(words[i].text for i in sorted(cut))}")
     text = _served(sentence, words, kept)
     if not _balanced(text):
         return Shortening(sentence, refused="leaves a bracket or quotation mark open")
     return Shortening(text, shortened=True)
 
 
-def _why_not(words: list[Token], wanted: list[Token], hard: set[int]) -> str:
-    if _align(words, wanted, set()) is None:
+def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[int]) -> str:
+    every = [Unit((i,), True) for i in range(len(words))]
+    if _align(words, wanted, every, set()) is None:
         return "not the sentence with words removed (a word added, replaced or moved)"
-    return "removes a word that carries meaning: " + ", ".join(
-        sorted({words[i].text for i in hard} - {w.text for w in wanted}) or ["(one of them)"]
-    )
+    meaning_words = sorted({words[i].text for i in hard} - {w.text for w in wanted})
+    if meaning_words and _align(words, wanted, [Unit((i,), i not in hard) for i in range(len(words))], hard) is None:
+        return "removes a word that carries meaning: " + ", ".join(meaning_words)
+    facts = sorted({w.text for w in words if _is_fact(w)} - {w.text for w in wanted})
+    if facts:
+        return "removes a fact outside a bracketed aside: " + ", ".join(facts)
+    return "removes part of a clause (only whole clauses, asides, articles and discourse adverbs may go)"
 
 
 def faithful(served: str, sentence: str) -> bool:
