@@ -269,11 +269,11 @@ def _is_number(value: Any) -> bool:
 
 @checks.register()
 def check_writer_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """The summary writer's bounds, the regression guard and the verifier's coverage threshold."""
+    """The summary writer's bounds and the regression guard's rates."""
     messages: list[checks.CheckMessage] = []
     try:
         max_tokens, ttl = conf.get("OPENAI_MAX_TOKENS"), conf.get("OPENAI_FORMAT_MEMORY_TTL")
-        rates = {key: conf.get(key) for key in ("GUARD_MIN_KEPT_RATE", "GUARD_MIN_SHARE", "SUMMARY_MIN_QUOTE_COVERAGE")}
+        rates = {key: conf.get(key) for key in ("GUARD_MIN_KEPT_RATE", "GUARD_MIN_SHARE")}
     except ValueError:
         return []  # E001 already names the unreadable environment override
     if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):

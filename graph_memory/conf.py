@@ -49,9 +49,6 @@ DEFAULTS: dict[str, Any] = {
     # this share of the current summary's statements (and field records) still backed by the records.
     "GUARD_MIN_KEPT_RATE": 0.5,
     "GUARD_MIN_SHARE": 0.6,
-    # Verification (summaries/verify.py): the share of a written statement's content words that its
-    # quote (or the cited record's own label) must hold, so an invented event or a re-bound number fails.
-    "SUMMARY_MIN_QUOTE_COVERAGE": 0.75,
     # Context slice caps.
     "CONTEXT_MAX_DOCUMENTS": 8,
     "CONTEXT_MAX_DRAFTS": 5,

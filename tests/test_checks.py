@@ -208,7 +208,6 @@ def test_a_host_model_that_does_not_exist_is_an_error(setting: str, label: str, 
         ("OPENAI_FORMAT_MEMORY_TTL", 0, "graph_memory.E051"),
         ("GUARD_MIN_KEPT_RATE", 1.5, "graph_memory.E052"),
         ("GUARD_MIN_SHARE", "half", "graph_memory.E052"),
-        ("SUMMARY_MIN_QUOTE_COVERAGE", -0.1, "graph_memory.E052"),
     ],
 )
 def test_writer_guard_and_verifier_settings_are_checked(key: str, value: object, check_id: str) -> None:

@@ -11,9 +11,12 @@ from accounts.models import Firm
 from graph_memory.summaries.context import ContextItem, build_context
 from graph_memory.summaries.extractive import ExtractiveWriter
 from graph_memory.summaries.fields import field_facts, render, with_field_facts
-from graph_memory.summaries.rulebook import SECTIONS, empty_content
-from graph_memory.summaries.verify import normalise_quote, quote_span, verify_summary
+from graph_memory.summaries.rulebook import SECTIONS
+from graph_memory.summaries.sentences import number, split
+from graph_memory.summaries.verify import verify_selection
 from practice.models import Case
+from tests.factories import NoteFactory
+from tests.writer_support import CLAUSE_9, RED_FLAG, answer, point, sentence_id
 
 
 @pytest.mark.parametrize(
@@ -77,49 +80,46 @@ def test_field_facts_of_a_demo_case_cite_their_items(demo_firm: Firm) -> None:
 
 
 @pytest.mark.django_db
-def test_field_facts_come_first_and_a_written_copy_of_one_is_a_duplicate(demo_firm: Firm) -> None:
-    context = build_context(case_id=Case.objects.get(firm=demo_firm, key="2026-014").pk)
-    content = empty_content()
+def test_field_facts_come_first_and_a_selected_copy_of_one_is_a_duplicate(demo_firm: Firm) -> None:
+    case = Case.objects.get(firm=demo_firm, key="2026-014")
     deadline = "Deadline “Target signing”: due 2026-12-15, open."
-    content["key_dates"] = [
-        {"text": deadline, "sources": ["deadline:signing"], "quote": deadline},
-        {
-            "text": "The Buyer may terminate if the antitrust clearance is not obtained by 2026-12-15.",
-            "sources": ["document:spa-v3#p2"],
-            "quote": "the Buyer may terminate if the antitrust clearance is not obtained by 2026-12-15.",
-        },
-    ]
-    merged = with_field_facts(verify_summary(content, context), context)
-    assert [s["kind"] for s in merged.content["key_dates"]] == ["field", "field", "quote"]
-    assert merged.report["dropped"] == [
-        {"section": "key_dates", "text": deadline, "reason": "duplicate", "detail": "a field fact"}
-    ]
-    counts = merged.report["counts"]
-    # Counts are about written statements; field facts are counted apart.
-    assert (merged.kept, counts["statements"], counts["kept"], counts["dropped"], counts["duplicate"]) == (
-        1,
-        2,
-        1,
-        1,
-        1,
+    NoteFactory(case=case, key="copy", text=deadline)  # a note that copies the deadline's line
+    context = build_context(case_id=case.pk)
+    selection = answer(
+        key_dates=[point(sentence_id(case.pk, deadline)), point(sentence_id(case.pk, CLAUSE_9["text"]))],
+        recent_activity=[point(sentence_id(case.pk, RED_FLAG["text"]))],
     )
+    merged = with_field_facts(verify_selection(selection, number(context)), context)
+    assert [s["kind"] for s in merged.content["key_dates"]] == ["field", "field", "sentence"]
+    assert merged.content["key_dates"][2]["text"] == CLAUSE_9["text"]
+    assert merged.report["dropped"] == [{"section": "key_dates", "reason": "duplicate", "detail": "a field fact"}]
+    # A sentence selected alone reads right after its document's title and date, not after every field fact.
+    assert [s["sources"][0] for s in merged.content["recent_activity"]][:3] == [
+        "draft:disc-letter",
+        "document:dd-memo#p1",
+        "document:dd-memo#p1",
+    ]
+    assert merged.content["recent_activity"][2]["text"] == RED_FLAG["text"]
+    counts = merged.report["counts"]
+    # Counts are about selected statements; field facts are counted apart.
+    assert (merged.kept, counts["ids"], counts["statements"], counts["kept"], counts["duplicate"]) == (2, 3, 3, 2, 1)
     assert merged.report["fields"] == counts["fields"] == 10
     assert "case:header" in merged.source_ids and "invoice:inv-57" in merged.source_ids
 
 
 @pytest.mark.django_db
-def test_the_extractive_writer_writes_only_quotes_of_its_records(demo_firm: Firm) -> None:
+def test_the_extractive_writer_selects_only_whole_sentences_of_its_records(demo_firm: Firm) -> None:
     for case in Case.objects.filter(firm=demo_firm):
         context = build_context(case_id=case.pk)
         content = ExtractiveWriter().write(context).content
-        statements = [s for section in SECTIONS for s in content[section]]
-        assert len(statements) >= 3, case.key
-        for statement in statements:
+        points = [p for section in SECTIONS for p in content[section]]
+        assert len(points) >= 3, case.key
+        assert all(len(p["ids"]) == 1 and p["label"] == p["short"] == "" for p in points), case.key
+        # Field facts are rendered, not selected: the writer has nothing to say about the parties.
+        assert not content["parties"]
+        result = verify_selection(content, number(context))
+        assert result.report["dropped"] == [] and result.kept == len(points), case.key
+        for statement in (s for section in SECTIONS for s in result.content[section]):
             (source,) = statement["sources"]
-            assert quote_span(statement["quote"]) in normalise_quote(context.get(source).text), statement
-            assert statement["text"].removesuffix("…").rstrip() == statement["quote"]
-        # Field facts are rendered, not written: no statement of the writer is a header or party line.
-        assert not content["parties"] and all(s["sources"] != ["case:header"] or "Status:" not in s["text"]
-                                              for s in content["status"])  # fmt: skip
-        result = verify_summary(content, context)
-        assert result.report["dropped"] == [] and result.kept == len(statements), case.key
+            assert (statement["kind"], statement["shortened"]) == ("sentence", False)
+            assert statement["text"] == statement["quote"] in split(context.get(source).body), statement

@@ -29,8 +29,9 @@ from tests.writer_support import (
     SIGNING,
     WEAK,
     answer,
+    point,
     seed_previous,
-    stmt,
+    selection,
     texts,
 )
 
@@ -48,13 +49,14 @@ def test_a_weak_answer_after_a_rich_summary_leaves_it_in_place_and_the_case_stal
 ) -> None:
     previous = seed_previous(openai_server, case.pk)
     assert previous.verification["kept"] == N_RICH
-    openai_server.add_chat(Reply.json(WEAK, prompt_tokens=900, completion_tokens=60))
+    openai_server.add_chat(Reply.json(selection(case.pk, WEAK), prompt_tokens=900, completion_tokens=60))
 
     with pytest.raises(SummaryFailed) as info:
         summarize_case(case_id=case.pk)
 
     assert (
-        info.value.reason == f"{REJECTED}: 2 written statements against 7 still backed in the current summary (needs 5)"
+        info.value.reason
+        == f"{REJECTED}: serves 2 distinct sentences against 7 still backed in the current summary (needs 5)"
     )
     row = CaseSummary.objects.get(pk=previous.pk)
     assert (row.text, row.content, row.verification) == (previous.text, previous.content, previous.verification)
@@ -64,10 +66,11 @@ def test_a_weak_answer_after_a_rich_summary_leaves_it_in_place_and_the_case_stal
     attempt = row.last_attempt
     assert (attempt["outcome"], attempt["reason"]) == ("rejected", info.value.reason)
     assert attempt["verification"]["kept"] == 2 and attempt["verification"]["dropped"] == []
-    assert (attempt["guard"]["current_written_backed"], attempt["guard"]["new_written"]) == (7, 2)
+    assert (attempt["guard"]["current_sentences"], attempt["guard"]["new_sentences"]) == (7, 2)
+    assert (attempt["guard"]["current_records"], attempt["guard"]["new_records"]) == (6, 2)
     call = AICall.objects.get()
     assert (call.outcome, call.error, call.tokens_in, call.tokens_out) == ("rejected", info.value.reason, 900, 60)
-    assert call.report["guard"]["new_written"] == 2 and call.report["counts"]["kept"] == 2
+    assert call.report["guard"]["new_sentences"] == 2 and call.report["counts"]["kept"] == 2
 
 
 def test_the_nightly_run_backs_off_a_rejected_rewrite_and_counts_what_it_cost(
@@ -75,7 +78,7 @@ def test_the_nightly_run_backs_off_a_rejected_rewrite_and_counts_what_it_cost(
 ) -> None:
     previous = seed_previous(openai_server, case.pk)
     CaseSummary.objects.filter(firm=case.firm).exclude(pk=previous.pk).update(stale=False)
-    openai_server.add_chat(Reply.json(WEAK, prompt_tokens=900, completion_tokens=60))
+    openai_server.add_chat(Reply.json(selection(case.pk, WEAK), prompt_tokens=900, completion_tokens=60))
 
     run = refresh_firm(firm_id=case.firm_id)
 
@@ -91,7 +94,7 @@ def test_a_timed_out_rewrite_counts_against_the_nightly_token_budget(
     CaseSummary.objects.filter(firm=case.firm).update(stale=False)
     CaseSummary.objects.filter(case=case).update(stale=True)
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "OPENAI_TIMEOUT": 0.4}
-    openai_server.add_chat(Reply.slow(3, Reply.json(RICH)))
+    openai_server.add_chat(Reply.slow(3, Reply.json(selection(case.pk, RICH))))
 
     run = refresh_firm(firm_id=case.firm_id)
 
@@ -100,18 +103,19 @@ def test_a_timed_out_rewrite_counts_against_the_nightly_token_budget(
     assert run.tokens_used == call.tokens_in + call.tokens_out > 0  # the server did the work: it is paid for
 
 
-def test_a_rewrite_that_loses_half_of_what_it_wrote_to_verification_is_rejected(
+def test_a_rewrite_that_loses_half_of_what_it_selected_to_verification_is_rejected(
     openai_server: OpenAIServer, case: Case
 ) -> None:
     previous = seed_previous(openai_server, case.pk)
-    invented = [stmt(f"Side letter {n} was signed by the parties.", "document:side-letter") for n in range(8)]
+    rich = selection(case.pk, RICH)
+    invented = [point(f"s{40 + n}") for n in range(8)]  # the slice has eight sentences
     sections = ("status", "key_dates", "money", "open_questions")
-    padded = {**RICH, **{name: [*RICH[name], *invented[2 * i : 2 * i + 2]] for i, name in enumerate(sections)}}
+    padded = {**rich, **{name: [*rich[name], *invented[2 * i : 2 * i + 2]] for i, name in enumerate(sections)}}
     openai_server.add_chat(Reply.json(padded))
     with pytest.raises(SummaryFailed) as info:
         summarize_case(case_id=case.pk)
-    # Everything the current summary says is there, but 8 of 15 statements were thrown away.
-    assert info.value.reason == f"{REJECTED}: 7 of 15 written statements survived verification (below 50%)"
+    # Everything the current summary says is there, but 8 of 15 selected ids name no sentence of the slice.
+    assert info.value.reason == f"{REJECTED}: 7 of 15 selected sentence ids are in the slice (below 50%)"
     assert CaseSummary.objects.get(pk=previous.pk).text == previous.text
 
 
@@ -120,23 +124,26 @@ def test_a_smaller_rewrite_is_saved_when_the_records_shrank(openai_server: OpenA
     # The documents and the draft behind five of the seven statements are gone.
     Document.objects.filter(case=case, key__in=["spa-v3", "dd-memo"]).delete()
     Draft.objects.filter(case=case, key="disc-letter").delete()
-    openai_server.add_chat(Reply.json(WEAK))
+    openai_server.add_chat(Reply.json(selection(case.pk, WEAK)))
     summary = summarize_case(case_id=case.pk)
     assert texts(WEAK) <= texts(summary.content)
-    assert summary.last_attempt["guard"]["current_written_backed"] == 2
+    assert (summary.last_attempt["guard"]["current_sentences"], summary.last_attempt["guard"]["current_records"]) == (
+        2,
+        2,
+    )
     assert SummaryVersion.objects.filter(case=case).count() == 2
 
 
 def test_an_equal_or_better_rewrite_replaces_the_current_summary(openai_server: OpenAIServer, case: Case) -> None:
     seed_previous(openai_server, case.pk, content=answer(status=[HEADER], money=[PRICE], open_questions=[CLOSING]))
-    openai_server.add_chat(Reply.json(RICH))
+    openai_server.add_chat(Reply.json(selection(case.pk, RICH)))
     summary = summarize_case(case_id=case.pk)
     assert texts(RICH) <= texts(summary.content) and not summary.stale
     assert summary.last_attempt["outcome"] == "saved"
 
 
 def test_a_first_summary_has_nothing_to_protect(openai_server: OpenAIServer, case: Case) -> None:
-    openai_server.add_chat(Reply.json(answer(open_questions=[CLOSING])))
+    openai_server.add_chat(Reply.json(selection(case.pk, answer(open_questions=[CLOSING]))))
     summary = summarize_case(case_id=case.pk)
     assert CLOSING["text"] in texts(summary.content) and not summary.stale
 
@@ -145,16 +152,19 @@ def test_a_rewrite_must_keep_the_field_records_the_current_summary_covers(demo_f
     case = Case.objects.get(firm=demo_firm, key="2026-014")
     context = build_context(case_id=case.pk)
     current = answer(status=[HEADER], key_dates=[SIGNING, CLAUSE_9], money=[INVOICE, PRICE], open_questions=[CLOSING])
-    report = {"kept": 5, "counts": {"statements": 5, "kept": 5}}
-    # As many written statements, but the deadline and the invoice are gone.
+    report = {"kept": 5, "counts": {"ids": 5, "ids_kept": 5, "statements": 5, "kept": 5}}
+    # More selected sentences and as many records, but the deadline and the invoice are gone.
     poorer = answer(status=[HEADER], key_dates=[CLAUSE_9], money=[PRICE, ESCROW], recent_activity=[RED_FLAG])
     judged = judge_rewrite(current=current, new=poorer, report=report, context=context)
     assert judged.reason == f"{REJECTED}: cites 1 of the 3 field records the current summary covers"
     # Field facts rendered from the records (kind "field") count as covering them.
-    rendered = {**poorer, "key_dates": [*poorer["key_dates"], {**SIGNING, "kind": "field"}]}
-    rendered["money"] = [*rendered["money"], {**INVOICE, "kind": "field"}]
+    rendered = {**poorer, "key_dates": [*poorer["key_dates"], SIGNING], "money": [*poorer["money"], INVOICE]}
     assert judge_rewrite(current=current, new=rendered, report=report, context=context).ok
-    # ...but are not written statements: they do not make up for lost narrative.
-    fields_only = answer(key_dates=[{**SIGNING, "kind": "field"}], money=[{**INVOICE, "kind": "field"}])
+    # ...but are not selected sentences: they do not make up for lost narrative.
+    fields_only = answer(key_dates=[SIGNING], money=[INVOICE])
     assert not judge_rewrite(current=RICH, new={**fields_only, "status": [HEADER]}, report=report, context=context).ok
     assert judge_rewrite(current=answer(), new=answer(open_questions=[DISCLOSURE]), report=report, context=context).ok
+    # A summary written before summary-v3 (kind "quote": free text beside a quote) protects nothing.
+    legacy = {name: [{**s, "kind": "quote"} for s in statements] for name, statements in RICH.items()}
+    assert judge_rewrite(current=legacy, new=WEAK, report=report, context=context).ok
+    assert not judge_rewrite(current=RICH, new=WEAK, report=report, context=context).ok

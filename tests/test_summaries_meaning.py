@@ -1,8 +1,11 @@
 """The closed class of meaning words (meaning.py): one test per word and per phrase.
 
 Each test plants the word in a sentence, proposes the sentence without it, and
-checks that shorten() refuses the proposal and serves the whole sentence: a
-shortening may drop words, never one that bends the truth of the rest.
+checks that shorten() refuses the proposal *because of that word* and serves
+the whole sentence: a shortening may drop words, never one that bends the
+truth of the rest. The word is planted inside a clause and also as a unit of
+its own (between commas, opening the sentence, in brackets) that shorten()
+would otherwise let go whole, as the control with an ordinary word shows.
 """
 
 from __future__ import annotations
@@ -21,9 +24,15 @@ TEMPLATES = {
     "quantity": "The seller produced {word} of the documents in the data room.",
     "hedge": "The buyer relies on the {word} warranty breach against the seller.",
 }
-# The same word opening a sentence, capitalised: case never makes it deletable.
-OPENING = "{word} the buyer signed the retention agreement with the seller."
+# The word as a unit the sentence's punctuation sets apart; "{Word}" is the word capitalised.
+SHORT = "The buyer signed the retention agreement with the seller."
+UNITS = {
+    "commas": ("The buyer signed the retention agreement, {word}, with the seller.", SHORT),
+    "opening": ("{Word}, the buyer signed the retention agreement with the seller.", SHORT[:1].lower() + SHORT[1:]),
+    "brackets": ("The buyer signed the retention agreement ({word}) with the seller.", SHORT),
+}
 PHRASE_TEMPLATE = "The buyer pays {phrase} the retention amount into the escrow account."
+MEANING_REFUSAL = "removes a word that carries meaning"
 
 WORDS = sorted((name, word) for name, members in meaning.CLASSES.items() for word in members)
 
@@ -40,8 +49,12 @@ def _assert_refused(sentence: str, proposal: str) -> None:
     result = shorten(sentence, proposal)
     assert result.shortened is False, (sentence, proposal, result)
     assert result.text == sentence
-    assert result.refused
+    assert result.refused.startswith(MEANING_REFUSAL), result.refused
     assert not faithful(proposal, sentence)
+
+
+def _capitalised(word: str) -> str:
+    return word[:1].upper() + word[1:]
 
 
 def test_every_class_is_tested() -> None:
@@ -55,11 +68,19 @@ def test_deleting_a_meaning_word_is_refused(name: str, word: str) -> None:
     _assert_refused(sentence, _without(sentence, word))
 
 
+@pytest.mark.parametrize("unit", sorted(UNITS))
 @pytest.mark.parametrize(("name", "word"), WORDS, ids=[f"{name}-{word}" for name, word in WORDS])
-def test_deleting_a_capitalised_meaning_word_is_refused(name: str, word: str) -> None:
-    planted = word[:1].upper() + word[1:]
-    sentence = OPENING.format(word=planted)
-    _assert_refused(sentence, _without(sentence, planted))
+def test_a_meaning_word_keeps_its_own_unit(name: str, word: str, unit: str) -> None:
+    template, proposal = UNITS[unit]
+    _assert_refused(template.format(word=word, Word=_capitalised(word)), proposal)
+
+
+@pytest.mark.parametrize("unit", sorted(UNITS))
+def test_the_same_unit_without_a_meaning_word_may_go(unit: str) -> None:
+    """The control: what makes the units above stay is the meaning word alone."""
+    template, proposal = UNITS[unit]
+    result = shorten(template.format(word="carefully", Word="Carefully"), proposal)
+    assert (result.text, result.shortened, result.refused) == (SHORT, True, "")
 
 
 @pytest.mark.parametrize(("name", "word"), WORDS, ids=[f"{name}-{word}" for name, word in WORDS])
@@ -84,6 +105,8 @@ PHRASES = [" ".join(phrase) for phrase in meaning.PHRASES]
 def test_deleting_a_meaning_phrase_is_refused(phrase: str) -> None:
     sentence = PHRASE_TEMPLATE.format(phrase=phrase)
     _assert_refused(sentence, _without(sentence, phrase))
+    template, proposal = UNITS["commas"]
+    _assert_refused(template.format(word=phrase), proposal)
 
 
 PHRASE_WORDS = [(" ".join(phrase), i) for phrase in meaning.PHRASES for i in range(len(phrase))]
