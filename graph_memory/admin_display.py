@@ -19,6 +19,13 @@ from graph_memory.display import page_time
 
 # Verification reasons as a firm admin reads them (verify.py's REASONS, in words).
 REASON_WORDS = {
+    # summary-v3: a writer's selection (summaries/verify.py)
+    "unknown_id": "a sentence id the slice does not have",
+    "repeated_id": "a sentence selected twice",
+    "no_known_sentence": "a point with no known sentence",
+    "shortening_refused": "a shortening refused (the whole sentence was served)",
+    "label_dropped": "a label that stated something (dropped, the point kept)",
+    # summary-v2 reports, still stored for older versions
     "empty": "empty",
     "too_long": "too long",
     "contentless": "says nothing",
@@ -71,7 +78,7 @@ def verification_table(report: dict[str, Any]) -> SafeString | str:
     kept = report.get("kept", counts.get("kept", 0))
     dropped = report.get("dropped", [])
     summary = format_html(
-        "<p>Written statements kept: <strong>{}</strong> · dropped: <strong>{}</strong>{}</p>",
+        "<p>Selected statements kept: <strong>{}</strong> · dropped or refused: <strong>{}</strong>{}</p>",
         kept,
         len(dropped),
         format_html(" · field statements (rendered from the records): <strong>{}</strong>", report["fields"])
@@ -88,14 +95,14 @@ def verification_table(report: dict[str, Any]) -> SafeString | str:
                 entry.get("section", "—"),
                 REASON_WORDS.get(entry.get("reason", ""), entry.get("reason", "—")),
                 entry.get("detail", "") or "—",
-                entry.get("text", ""),
+                entry.get("text") or entry.get("label") or entry.get("id", ""),
             )
             for entry in dropped
         ),
     )
     return format_html(
         "{}<table class='gm-verification'><thead><tr><th>section</th><th>dropped because</th><th>detail</th>"
-        "<th>dropped text</th></tr></thead><tbody>{}</tbody></table>",
+        "<th>text, label or id</th></tr></thead><tbody>{}</tbody></table>",
         summary,
         rows,
     )

@@ -35,8 +35,8 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write(f"Writer: {summary.writer}" + (f" ({summary.model})" if summary.model else " (no model)"))
         self.stdout.write(
-            f"Verification: {counts.get('kept', 0)} kept, {counts.get('dropped', 0)} dropped "
-            f"of {counts.get('statements', 0)} statements"
+            f"Selection: {counts.get('ids_kept', 0)} of {counts.get('ids', 0)} sentence ids kept, "
+            f"{counts.get('statements', 0)} statements served ({counts.get('shortened', 0)} shortened)"
         )
         for entry in summary.verification.get("dropped", []):
             self.stdout.write(f"  dropped ({entry['reason']}): {entry['section']}")
