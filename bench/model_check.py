@@ -200,6 +200,28 @@ def capture_answers() -> dict[int, list[str]]:
     return answers
 
 
+def answer_shape(text: str, slice_size: int) -> str:
+    """What one raw answer selected, in its own order, and the labels and short forms it proposed:
+    enough to see whether the model chose sentences or only counted ids."""
+    try:
+        content = json.loads(text.strip().removeprefix("```json").removesuffix("```"))
+    except ValueError:
+        return f"not JSON ({len(text)} chars)"
+    if not isinstance(content, dict):
+        return f"JSON but not an object ({len(text)} chars)"
+    points = [p for v in content.values() if isinstance(v, list) for p in v if isinstance(p, dict)]
+    ids = [str(i) for p in points if isinstance(p.get("ids"), list) for i in p["ids"]]
+
+    def proposed(key: str) -> str:
+        found = Counter(str(p.get(key, ""))[:60] for p in points if str(p.get(key, "")).strip())
+        return ", ".join(f"“{t}” {n}x" for t, n in found.most_common(4)) + (" …" if len(found) > 4 else "") or "none"
+
+    return (
+        f"{len(points)} points; ids in answer order {' '.join(ids) or 'none'} (the slice numbers s1 to s{slice_size});"
+        f" labels {proposed('label')}; short forms {proposed('short')}"
+    )
+
+
 def served_sentences(content: dict[str, Any]) -> set[str]:
     """The distinct sentences a summary serves, as guard.py counts them (selected statements only)."""
     from graph_memory.summaries.guard import statements
@@ -257,7 +279,9 @@ def run(where: str) -> str:
     from graph_memory.models import AICall, CaseSummary
     from graph_memory.refresh import mark_stale, refresh_firm
     from graph_memory.summaries import rulebook
+    from graph_memory.summaries.context import build_context
     from graph_memory.summaries.guard import REJECTED
+    from graph_memory.summaries.sentences import number
     from graph_memory.summaries.service import summarize_case
     from graph_memory.summaries.writers import ExtractiveWriter, OpenAIWriter
     from practice.importer import import_firm
@@ -294,6 +318,7 @@ def run(where: str) -> str:
         "| --- | --- | ---: | --- | --- | --- | --- | --- | --- | ---: | --- | --- |",
     ]
     longest = 0
+    shapes: list[str] = []
     outcomes: dict[str, list[str]] = {"improved": [], "stayed": [], "refused": [], "fewer": []}
     for case in cases:
         row = CaseSummary.objects.get(case=case)
@@ -336,8 +361,15 @@ def run(where: str) -> str:
             f" {n['shortened']} / {n['shortening_refused']} | {n['label_dropped']} | {result} |"
             f" {'no' if saved else 'yes'} |"
         )
+        size = len(number(build_context(case_id=case.pk)).sentences)
+        # The last answer is the one verified (an earlier call's format was refused by the server).
+        shapes.append(
+            f"- {case.key}: " + (answer_shape(answers[case.pk][-1], size) if answers.get(case.pk) else "no answer")
+        )
         for i, text in enumerate(answers.get(case.pk, []), 1):
             print(f"--- {case.key}, answer {i} ({len(text)} chars):\n{text[:1500]}", file=sys.stderr)
+        if saved:
+            print(f"--- {case.key}, as served now:\n{row.text}", file=sys.stderr)
     lines += [
         "",
         f"Run: {run.claimed} claimed, {run.rewritten} rewritten, {run.failed} kept their previous summary;"
@@ -357,6 +389,7 @@ def run(where: str) -> str:
         "fewer": "Saved with fewer sentences",
     }
     lines += [f"- {titles[k]}: {'; '.join(v)}." for k, v in outcomes.items() if v]
+    lines += ["", "What the model answered (its last call per case):", *shapes]
     lines += ["", *faithfulness([c.pk for c in cases])]
     return "\n".join(lines)
 

@@ -25,6 +25,7 @@ REASON_WORDS = {
     "no_known_sentence": "a point with no known sentence",
     "shortening_refused": "a shortening refused (the whole sentence was served)",
     "label_dropped": "a label that stated something (dropped, the point kept)",
+    "section_moved": "a point under a heading its sentences do not bear out (served under recent activity)",
     # summary-v2 reports, still stored for older versions
     "empty": "empty",
     "too_long": "too long",

@@ -150,3 +150,18 @@ def test_every_served_statement_of_a_generated_firm_is_a_records_own_words(opena
     assert check_served(firm, admin) >= 40
     # Some random deletions are deletion-only and keep every meaning word: those are served shortened.
     assert shortened > 0
+
+
+def test_the_offline_demo_reads_well_no_cut_sentence_no_line_or_record_twice(demo_firm: Firm) -> None:
+    for case in Case.objects.filter(firm=demo_firm):
+        summary = services.summarize_case(case_id=case.pk, writer=ExtractiveWriter())
+        lines = [line for line in summary.text.splitlines() if line.startswith("- ")]
+        assert len(lines) == len(set(lines)) and "…" not in summary.text
+        context = build_context(case_id=case.pk)
+        titles = {item.fields["title"] for item in context.items if item.fields.get("title") and item.kind != "header"}
+        for title in titles:
+            assert sum(f"“{title}”" in line for line in lines) == 1, (title, summary.text)
+        served = [s["quote"] for sec in SECTIONS for s in summary.content[sec] if s["kind"] == "sentence"]
+        assert served and len(served) == len(set(served))
+        # Each served sentence is whole: it ends as a sentence ends.
+        assert all(q.rstrip("”\"')").endswith((".", "?", "!")) for q in served), served

@@ -13,8 +13,12 @@ Nothing it writes is served as it wrote it:
 - a short form is served only as shorten.py makes it from the sentence (words
   removed, none that carries meaning, built from the sentence's characters);
   otherwise the whole sentence is served (`shortening_refused`), never nothing.
-- a label that is long or holds a date, number, amount, name, state word or
-  meaning word is dropped (`label_dropped`); the point stays.
+- a label that is long, holds a date, number, amount, name, state word or
+  meaning word, or holds a word its point's sentences do not ("Escrow" over
+  a sentence about rent) is dropped (`label_dropped`); the point stays.
+- a point the writer put under key dates with no date in its sentences, or
+  under money with no amount, is served under recent activity instead
+  (`section_moved`): a heading is not a claim the records do not make.
 
 So every served statement is a record's sentence or a deletion-only
 shortening of it that keeps every meaning word (`shorten.faithful`), whatever
@@ -28,7 +32,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from graph_memory.summaries import meaning
-from graph_memory.summaries.facts import LEGAL_SUFFIXES, STOPWORDS, is_fact_word, name_key, proper_terms, words
+from graph_memory.summaries.facts import (
+    LEGAL_SUFFIXES,
+    STOPWORDS,
+    extract_facts,
+    is_fact_word,
+    name_key,
+    proper_terms,
+    words,
+)
 from graph_memory.summaries.rulebook import MAX_LABEL_CHARS, MAX_SHORT_CHARS, SECTIONS
 from graph_memory.summaries.sentences import NumberedSlice, Sentence
 from graph_memory.summaries.shorten import shorten
@@ -47,7 +59,9 @@ STATE_WORDS = frozenset(
     }
 )  # fmt: skip
 MAX_LABEL_WORDS = 5
-REASONS = ("unknown_id", "repeated_id", "no_known_sentence", "shortening_refused", "label_dropped")
+REASONS = ("unknown_id", "repeated_id", "no_known_sentence", "shortening_refused", "label_dropped", "section_moved")
+# A heading that is a claim: what a point under it must hold, else it is served under recent activity.
+_NEEDS = {"key_dates": lambda f: bool(f.dates or f.months), "money": lambda f: bool(f.money)}
 _ID = re.compile(r"^\[?\s*s?\s*(\d{1,6})\s*\]?$", re.I)
 
 
@@ -96,8 +110,16 @@ class _Names:
         self.words = (party | (proper - lower)) - STOPWORDS - LEGAL_SUFFIXES
 
 
-def label_problem(label: str, names: _Names) -> str | None:
-    """Why `label` may not be served (None when it may): it must group, never state."""
+def _shares_root(word: str, sentence_words: set[str]) -> bool:
+    """Whether a label word is a word of the sentences, or shares its first letters with one
+    ("disclosure" and "disclose"), so a label names what the point is about."""
+    root = word[: max(5, len(word) - 3)] if len(word) > 5 else word
+    return any(w == word or (len(root) >= 5 and w.startswith(root)) for w in sentence_words)
+
+
+def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = None) -> str | None:
+    """Why `label` may not be served (None when it may): it must group, never state, and its words
+    must be words of the point's own sentences (a label can only name what the point is about)."""
     if len(label) > MAX_LABEL_CHARS or len(label.split()) > MAX_LABEL_WORDS:
         return "too long"
     if any(c.isdigit() for c in label) or any(c in label for c in "$€£¥%"):
@@ -114,6 +136,11 @@ def label_problem(label: str, names: _Names) -> str | None:
             return f"holds a state word: {word}"
         if word in names.words:
             return f"holds a name: {word}"
+    if sentences is not None:
+        own = {w for sentence in sentences for w in words(sentence.text)}
+        strangers = [w for w in tokens if w not in STOPWORDS and not _shares_root(w, own)]
+        if strangers:
+            return f"not words of its sentences: {', '.join(strangers)}"
     return None
 
 
@@ -153,8 +180,14 @@ def verify_selection(content: dict[str, Any], numbered: NumberedSlice) -> Verifi
                 note(section, "no_known_sentence", "")
                 continue
             ids_kept += len(chosen)
+            needs = _NEEDS.get(section)
+            if needs is not None and not any(needs(extract_facts(s.text)) for s in chosen):
+                note(section, "section_moved", "recent_activity", id=chosen[0].id)
+                target = "recent_activity"
+            else:
+                target = section
             label = " ".join(str(point.get("label", "")).split())
-            problem = label_problem(label, names) if label else None
+            problem = label_problem(label, names, chosen) if label else None
             if problem:
                 note(section, "label_dropped", problem, label=label[:MAX_LABEL_CHARS * 2])
                 label = ""
@@ -163,7 +196,7 @@ def verify_selection(content: dict[str, Any], numbered: NumberedSlice) -> Verifi
                 if result.refused:
                     note(section, "shortening_refused", result.refused, id=sentence.id)
                 shortened += result.shortened
-                kept[section].append(
+                kept[target].append(
                     {
                         "text": result.text, "sources": [sentence.source_id], "quote": sentence.text,
                         "kind": "sentence", "label": label, "point": points, "shortened": result.shortened,
