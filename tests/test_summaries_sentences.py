@@ -44,7 +44,10 @@ def test_sentences_that_stay_whole(sentence: str) -> None:
 def test_a_note_ending_with_a_citation_comes_out_whole() -> None:
     """The issue's example: "(SPA 5.2, p. 54)" was served as "…(SPA 5.2, p."."""
     text = "The seller gave no tax warranty. The buyer relies on the indemnity instead (SPA 5.2, p. 54)"
-    assert split(text) == ["The seller gave no tax warranty.", "The buyer relies on the indemnity instead (SPA 5.2, p. 54)"]
+    assert split(text) == [
+        "The seller gave no tax warranty.",
+        "The buyer relies on the indemnity instead (SPA 5.2, p. 54)",
+    ]
     assert split(text + ".")[-1] == "The buyer relies on the indemnity instead (SPA 5.2, p. 54)."
 
 
@@ -104,7 +107,9 @@ def _slice(*extra: ContextItem) -> ContextSlice:
         ),
         *extra,
     )
-    return ContextSlice(1, 1, "M-1", "Loan recovery", "", "Castell Holdings GmbH", ("Brightline Logistics LLC",), items, 0)
+    return ContextSlice(
+        1, 1, "M-1", "Loan recovery", "", "Castell Holdings GmbH", ("Brightline Logistics LLC",), items, 0
+    )
 
 
 def test_number_gives_every_narrative_sentence_an_id_in_slice_order() -> None:
@@ -148,7 +153,9 @@ def test_a_cut_last_sentence_gets_no_id() -> None:
 
 
 def test_a_record_cut_inside_its_only_sentence_has_no_ids_and_reads_as_a_line() -> None:
-    cut = ContextItem("note:n2", "note", NOTE_LABEL + "The seller may not have sig" + CUT_MARK, body_start=len(NOTE_LABEL))
+    cut = ContextItem(
+        "note:n2", "note", NOTE_LABEL + "The seller may not have sig" + CUT_MARK, body_start=len(NOTE_LABEL)
+    )
     numbered = number(_slice(cut))
     assert all(s.source_id != "note:n2" for s in numbered.sentences)
     assert cut.line in numbered.text.splitlines()

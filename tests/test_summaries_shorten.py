@@ -5,96 +5,159 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from graph_memory.summaries import meaning
 from graph_memory.summaries.sentences import normalise_quote
-from graph_memory.summaries.shorten import MIN_WORDS, Token, faithful, shorten, tokens
+from graph_memory.summaries.shorten import MIN_WORDS, Shortening, Token, faithful, shorten, tokens, units
 
 CITED = "The buyer relies on the tax warranty, which the seller gave at signing, to withhold the retention (SPA 5.2, p. 54)."
 OWES = "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under the loan agreement."
-DELIVERED = "The seller, Brightline Logistics LLC, delivered the disclosure letter on 7 March 2027 to the buyer\u2019s counsel."
+DELIVERED = "The seller, Brightline Logistics LLC, delivered the disclosure letter on 7 March 2027."
+NOTICE = "However, the seller has not delivered the disclosure letter."
+TALKS = "The client wants to close before year end; price adjustment talks continue with the seller."
 
 
 @pytest.mark.parametrize(
     ("sentence", "proposal", "served"),
     [
-        # a clause that carries no meaning word
-        (CITED, "The buyer relies on the tax warranty to withhold the retention (SPA 5.2, p. 54).",
-         "The buyer relies on the tax warranty to withhold the retention (SPA 5.2, p. 54)."),
-        # a bracketed citation aside, facts and all, when it goes whole
+        # a bracketed aside that only cites, facts and all, when it goes whole
         (CITED, "The buyer relies on the tax warranty, which the seller gave at signing, to withhold the retention.",
          "The buyer relies on the tax warranty, which the seller gave at signing, to withhold the retention."),
-        (CITED, "The buyer relies on the tax warranty to withhold the retention.",
-         "The buyer relies on the tax warranty to withhold the retention."),
-        # a whole run of capitalised words
+        # a name set between commas after the word it renames
         (DELIVERED, "The seller delivered the disclosure letter on 7 March 2027.",
          "The seller delivered the disclosure letter on 7 March 2027."),
-        # an ordinary adjective; no final stop in the proposal, and the sentence's own stop is served
-        (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under the agreement",
-         "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under the agreement."),
+        # a discourse adverb; the shortening is capitalised from the sentence
+        (NOTICE, "the seller has not delivered the disclosure letter.",
+         "The seller has not delivered the disclosure letter."),
+        # the last clause after a semicolon, a clause of its own
+        (TALKS, "The client wants to close before year end.", "The client wants to close before year end."),
+        # an article; no final stop in the proposal: the sentence's own stop is served
+        (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under loan agreement",
+         "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under loan agreement."),
     ],
 )  # fmt: skip
 def test_accepted_deletions(sentence: str, proposal: str, served: str) -> None:
     result = shorten(sentence, proposal)
-    assert result == type(result)(served, shortened=True, refused="")
+    assert result == Shortening(served, shortened=True, refused="")
     assert faithful(result.text, sentence)
+
+
+ADDED = "not the sentence with words removed"
+MEANING = "removes a word that carries meaning"
+FACT = "removes a fact"
+QUALIFIES = "removes a part that may qualify the rest"
 
 
 @pytest.mark.parametrize(
     ("sentence", "proposal", "why"),
     [
-        (CITED, "The buyer relies on the great tax warranty to withhold the retention.", "not the sentence"),
-        (CITED, "The buyer relies on the tax warranty to withhold the deposit.", "not the sentence"),
-        (CITED, "The buyer relies on the tax warranty to retention the withhold.", "not the sentence"),
-        ("A owes B EUR 256,580 for the freight.", "B owes A EUR 256,580 for the freight.", "not the sentence"),
-        (OWES, "Castell Holdings GmbH owes Brightline Logistics LLC EUR 2.5 million under the loan agreement.",
-         "not the sentence"),
-        (OWES, "Brightline Logistics owes Castell Holdings GmbH EUR 2.5 million under the loan agreement.",
-         "part of a name"),
-        (OWES, "Brightline Logistics LLC owes Castell EUR 2.5 million under the loan agreement.", "part of a name"),
-        (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 under the loan agreement.", "a fact"),
-        (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH 2.5 million under the loan agreement.", "a fact"),
-        (DELIVERED, "The seller delivered the disclosure letter on 7 March to the buyer's counsel.", "a fact"),
-        (DELIVERED, "The seller delivered the disclosure letter in March 2027.", "not the sentence"),
-        (DELIVERED, "The seller delivered the disclosure letter on March 2027.", "a fact"),
-        (CITED, "The buyer relies on the tax warranty to withhold the retention (SPA 5.2).", "a fact"),
-        (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million the loan agreement.", "meaning"),
-        ("The buyer (a Delaware company) signed the release.", "The buyer (a Delaware signed the release.", "bracket"),
-        ("The agent said \u201cthe funds are ready\u201d and the buyer agreed to the release.",
-         "The agent said the funds are ready.", "quotation mark"),
+        (CITED, "The buyer relies on the great tax warranty to withhold the retention.", ADDED),
+        # a clause between commas that may qualify the rest, a heading before a colon, a single word
+        (CITED, "The buyer relies on the tax warranty to withhold the retention (SPA 5.2, p. 54).", QUALIFIES),
+        ("Red flag: the seller has not delivered the disclosure letter.",
+         "the seller has not delivered the disclosure letter.", QUALIFIES),
+        (CITED, "The buyer relies on the warranty, which the seller gave at signing, to withhold the retention"
+         " (SPA 5.2, p. 54).", QUALIFIES),
+        # a last clause that speaks of the rest, or too short to be a clause of its own
+        ("The seller delivered the goods; this is the picture the agent gave us.", "The seller delivered the goods.",
+         QUALIFIES),
+        ("The seller delivered the goods; their version only.", "The seller delivered the goods.", MEANING),
+        (CITED, "The buyer relies on the tax warranty to withhold the deposit.", ADDED),
+        (CITED, "The buyer relies on the tax warranty to retention the withhold.", ADDED),
+        ("A owes B EUR 256,580 for the freight.", "B owes A EUR 256,580 for the freight.", ADDED),
+        (OWES, "Castell Holdings GmbH owes Brightline Logistics LLC EUR 2.5 million under the loan agreement.", ADDED),
+        # part of a name
+        (OWES, "Brightline Logistics owes Castell Holdings GmbH EUR 2.5 million under the loan agreement.", "removes"),
+        (OWES, "Brightline Logistics LLC owes Castell EUR 2.5 million under the loan agreement.", "removes"),
+        (DELIVERED, "The seller, Brightline, delivered the disclosure letter on 7 March 2027.", "removes"),
+        # part of an amount or a date, or a clause or aside that holds one outside brackets
+        (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 under the loan agreement.", FACT),
+        (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH 2.5 million under the loan agreement.", FACT),
+        (DELIVERED, "The seller, Brightline Logistics LLC, delivered the disclosure letter on 7 March.", FACT),
+        (DELIVERED, "The seller, Brightline Logistics LLC, delivered the disclosure letter on March 2027.", FACT),
+        (DELIVERED, "The seller, Brightline Logistics LLC, delivered the disclosure letter in March 2027.", ADDED),
+        ("The seller delivered the letter, on 7 March 2027, to the buyer.",
+         "The seller delivered the letter to the buyer.", FACT),
+        (CITED, "The buyer relies on the tax warranty to withhold the retention (SPA 5.2).", FACT),
+        # a clause or an aside that holds a meaning word
+        (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million the loan agreement.", MEANING),
+        ("The seller delivered the letter (not signed) to the buyer.", "The seller delivered the letter to the buyer.",
+         MEANING),
+        ("The purchase price is approx. EUR 5 million.", "The purchase price is EUR 5 million.", MEANING),
+        ("The purchase price is ca. EUR 5 million.", "The purchase price is EUR 5 million.", MEANING),
+        # a quotation mark left open
+        ("The agent wrote \u201cthe funds are ready, and the buyer agreed\u201d.", "The agent wrote the funds are ready.",
+         QUALIFIES),
         (CITED, "buyer relies", "too short"),
-        ("The purchase price is approx. EUR 5 million.", "The purchase price is EUR 5 million.", "meaning"),
-        ("The purchase price is ca. EUR 5 million.", "The purchase price is EUR 5 million.", "meaning"),
     ],
 )  # fmt: skip
 def test_refused_proposals_serve_the_whole_sentence(sentence: str, proposal: str, why: str) -> None:
     result = shorten(sentence, proposal)
     assert (result.text, result.shortened) == (sentence, False)
-    assert why in result.refused
+    assert result.refused.startswith(why) or why in result.refused, result.refused
     assert not faithful(proposal, sentence)
     assert faithful(result.text, sentence)
 
 
+# Falsehoods a rule of "any clause without a closed-class word may go" served (found writing these tests):
+# a part set apart by punctuation that says whose claim the rest is, how settled it is, or how far it
+# reaches. Only parts whose form shows they add no claim may go now, so each is refused.
+SERVED_FALSEHOODS = [
+    # attribution
+    ("The seller, its counsel wrote, breached the warranty in the share purchase agreement.",
+     "The seller breached the warranty in the share purchase agreement."),
+    ("The buyer, in the seller\u2019s view, has paid the retention amount to the agent.",
+     "The buyer has paid the retention amount to the agent."),
+    ("Brightline\u2019s position: the invoice was paid in full.", "the invoice was paid in full."),
+    ("The buyer paid the deposit (seller\u2019s version).", "The buyer paid the deposit."),
+    # how settled
+    ("To confirm with the client: the seller delivered the goods.", "the seller delivered the goods."),
+    ("Rumour: the seller delivered the goods to the buyer.", "the seller delivered the goods to the buyer."),
+    ("The buyer paid the deposit (TBC).", "The buyer paid the deposit."),
+    ("The seller, on paper, owes the buyer the deposit.", "The seller owes the buyer the deposit."),
+    # how far
+    ("The court granted the motion, as to costs, against the seller.", "The court granted the motion against the seller."),
+    ("The claim was dismissed, as to the second defendant.", "The claim was dismissed."),
+    # whose name
+    ("Castell, Brightline and Okafor LLP represent the buyer in the arbitration.",
+     "Brightline and Okafor LLP represent the buyer in the arbitration."),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("sentence", "proposal"), SERVED_FALSEHOODS)
+def test_units_that_qualify_the_rest_are_kept(sentence: str, proposal: str) -> None:
+    result = shorten(sentence, proposal)
+    assert (result.text, result.shortened) == (sentence, False) and result.refused
+
+
+@pytest.mark.parametrize(
+    ("sentence", "proposal"),
+    [
+        ("The buyer signed the notice (the purchaser); the seller paid the agent at closing.",
+         "The buyer signed the notice (the purchaser)."),
+        ("The agent wrote \u201cthe funds are ready\u201d; the buyer agreed to the release.",
+         "The agent wrote \u201cthe funds are ready\u201d."),
+    ],
+)  # fmt: skip
+def test_a_closing_mark_after_the_last_kept_word_is_kept(sentence: str, proposal: str) -> None:
+    assert shorten(sentence, proposal).shortened
+
+
 @pytest.mark.parametrize("proposal", ["", "   ", OWES, OWES.upper(), " ".join(OWES.split()) + "  "])
 def test_no_proposal_or_the_sentence_itself_serves_the_sentence_unrefused(proposal: str) -> None:
-    assert shorten(OWES, proposal) == type(shorten(OWES, ""))(OWES, shortened=False, refused="")
+    assert shorten(OWES, proposal) == Shortening(OWES, shortened=False, refused="")
 
 
 def test_served_text_is_built_from_the_sentences_own_characters() -> None:
-    sentence = "The seller\u2019s counsel said \u201cthe Escrow Agent\u2019s fee is paid\u201d to the buyer\u2019s bank on 7 March 2027."
-    proposal = 'the SELLER\'S counsel said "the escrow agent\'s fee is paid" on 7 march 2027'
+    sentence = "However, the seller\u2019s counsel confirmed that \u201cthe Escrow Agent\u2019s fee is paid\u201d in the letter."
+    proposal = "THE SELLER'S COUNSEL CONFIRMED THAT \"THE ESCROW AGENT'S FEE IS PAID\" IN LETTER"
     result = shorten(sentence, proposal)
-    assert result.shortened
-    assert result.text == "The seller\u2019s counsel said \u201cthe Escrow Agent\u2019s fee is paid\u201d on 7 March 2027."
-
-
-def test_a_shortening_starting_mid_sentence_is_capitalised_from_the_sentence() -> None:
-    result = shorten("Brightline says the buyer has not paid the retention.", "the buyer has not paid the retention")
-    assert result.refused == "" or "name" not in result.refused
-    if result.shortened:
-        assert result.text == "The buyer has not paid the retention."
+    assert result == Shortening(
+        "The seller\u2019s counsel confirmed that \u201cthe Escrow Agent\u2019s fee is paid\u201d in letter.",
+        shortened=True,
+    )
 
 
 # --- the property: whatever is proposed, what is served is the sentence or a faithful deletion of it -----
@@ -111,27 +174,27 @@ ASIDES = ["(SPA 5.2, p. 54)", "(the purchaser)", "[sic]", "(see cl. 9)", "(not s
           "(if any)", "(EUR 3 million)", "\u201cClosing\u201d", "(Castell Holdings GmbH)", '"as is"']  # fmt: skip
 PUNCTUATION = [",", ";", ":", " \u2013", " -"]
 
-piece = st.one_of(
+# Ordinary words weigh more, so that many clauses hold no meaning word and no fact (and may go whole).
+word = st.one_of(
+    *[st.sampled_from(ORDINARY)] * 12,
     st.sampled_from(MEANING_SAMPLE),
     st.sampled_from(PHRASES),
     st.sampled_from(NAMES),
     st.sampled_from(FACTS),
-    st.sampled_from(ORDINARY),
-    st.sampled_from(ORDINARY),
-    st.sampled_from(ASIDES),
-    st.sampled_from(PUNCTUATION),
 )
+clause = st.lists(word, min_size=1, max_size=6).map(" ".join)
+joint = st.one_of(st.sampled_from(PUNCTUATION).map(lambda mark: mark + " "), st.sampled_from(ASIDES).map(" {} ".format))
 
 
 @st.composite
 def sentences(draw: st.DrawFn) -> str:
-    pieces = draw(st.lists(piece, min_size=3, max_size=16))
-    text = ""
-    for part in pieces:
-        text += part if part in PUNCTUATION else (" " if text else "") + part
-    text = text.lstrip(",;: \u2013-") or "The buyer signed"
-    text = text[:1].upper() + text[1:]
-    return text + draw(st.sampled_from([".", ".", "?", "", "!"]))
+    text = draw(clause)
+    for _ in range(draw(st.integers(1, 4))):
+        text += draw(joint) + draw(clause)
+    if draw(st.booleans()):
+        text += " " + draw(st.sampled_from(ASIDES))
+    text = " ".join(text.split())
+    return text[:1].upper() + text[1:] + draw(st.sampled_from([".", ".", "?", "", "!"]))
 
 
 def _keys(words: list[Token]) -> list[str]:
@@ -152,11 +215,12 @@ def _protected_counts(words: list[Token]) -> Counter[str]:
     return Counter(words[i].key for i in hard)
 
 
-def _assert_served_faithfully(sentence: str, proposal: str) -> None:
+def _assert_served_faithfully(sentence: str, proposal: str) -> bool:
+    """Checks what shorten() serves for `proposal`; whether it served a shortening."""
     result = shorten(sentence, proposal)
     if not result.shortened:
         assert result.text == sentence
-        return
+        return False
     assert not result.refused
     whole, served = tokens(sentence), tokens(result.text)
     assert len(served) >= MIN_WORDS
@@ -174,22 +238,36 @@ def _assert_served_faithfully(sentence: str, proposal: str) -> None:
     written = [w.text for w in whole]
     for n, word in enumerate(served):
         assert word.text in written or (n == 0 and word.text[:1].lower() + word.text[1:] in written)
-    assert set(normalise_quote(result.text)) <= set(normalise_quote(sentence)) | set(
-        result.text[:1].upper()
-    ), (sentence, result.text)
+    capital = set(result.text[:1].upper())
+    assert set(normalise_quote(result.text)) <= set(normalise_quote(sentence)) | capital, (sentence, result.text)
     assert faithful(result.text, sentence)
+    return True
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), sentence=sentences())
 def test_any_deletion_set_serves_the_sentence_or_a_faithful_shortening(data: st.DataObject, sentence: str) -> None:
     words = tokens(sentence)
-    keep = data.draw(st.lists(st.booleans(), min_size=len(words), max_size=len(words)))
-    kept = [w.text for w, k in zip(words, keep, strict=True) if k]
-    proposal = " ".join(kept)
+    mode = data.draw(st.sampled_from(["words", "units", "removable", "removable"]))
+    if mode == "words":
+        # any set of words
+        keep = data.draw(st.lists(st.booleans(), min_size=len(words), max_size=len(words)))
+    else:
+        # whole units the punctuation sets apart (any, or those shorten() deems removable), and articles
+        keep = [True] * len(words)
+        hard = meaning.protected_positions([w.text for w in words]) if mode == "removable" else set()
+        for unit in units(sentence, words, hard):
+            if (unit.removable or mode == "units") and data.draw(st.booleans()):
+                for i in unit.positions:
+                    keep[i] = False
+        for i, word in enumerate(words):
+            if word.key in ("a", "an", "the") and data.draw(st.booleans()):
+                keep[i] = False
+    proposal = " ".join(w.text for w, k in zip(words, keep, strict=True) if k)
     if data.draw(st.booleans()):
         proposal = proposal.lower().replace("\u2019", "'")
-    _assert_served_faithfully(sentence, proposal)
+    # --hypothesis-show-statistics: how often a shortening was served, per way of deleting
+    event(f"{mode}: {'shortened' if _assert_served_faithfully(sentence, proposal) else 'whole'}")
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -199,4 +277,4 @@ def test_any_proposal_at_all_serves_the_sentence_or_a_faithful_shortening(data: 
     own = [w.text for w in tokens(sentence)]
     pool = own + ORDINARY + MEANING_SAMPLE[:40] + ["EUR", "5", "million", "(", ")", "\u201c"]
     proposal = " ".join(data.draw(st.lists(st.sampled_from(pool), max_size=len(own) + 3)))
-    _assert_served_faithfully(sentence, proposal)
+    event("shortened" if _assert_served_faithfully(sentence, proposal) else "whole")

@@ -93,7 +93,7 @@ CLASSES: dict[str, frozenset[str]] = {
             "aggregate", "cap", "capped", "limit", "limited", "limits",
         }
     ),
-    # alleged, proposed, draft: whose claim, or how settled, the rest is.
+    # alleged, proposed, draft, in the seller's view: whose claim, or how settled, the rest is.
     "hedge": frozenset(
         {
             "alleged", "allegedly", "allegation", "allegations", "allege", "alleges", "alleging",
@@ -112,6 +112,14 @@ CLASSES: dict[str, frozenset[str]] = {
             "preliminary", "provisional", "provisionally", "unconfirmed", "unverified", "disputed",
             "contested", "estimated", "estimate", "projected", "forecast", "assumed", "presumably", "pending",
             "unsigned", "unexecuted",
+            # who says or knows it: verbs of saying and knowing, and the nouns of a point of view
+            *_verb("tell", "write", "report", "inform", "advise", "indicate", "mention", "note", "acknowledge",
+                   "admit", "concede", "recall", "remember", "hear", "learn", "understand", "confirm", "verify",
+                   "question", "query", "doubt", "check", "rumour", "rumor", "speculate", "guess"),
+            "told", "wrote", "written", "heard", "learnt", "understood", "queried", "view", "views",
+            "position", "version", "account", "opinion", "perspective", "understanding", "recollection",
+            "impression", "belief", "tbc", "tbd", "unclear", "uncertain", "unknown", "doubtful", "questionable",
+            "unsure", "rumours", "rumors", "speculation", "reputedly", "supposedly", "ostensibly",
         }
     ),
 }

@@ -141,7 +141,7 @@ class NumberedSlice:
                 lines.append(item.line)
                 continue
             heading = item.label or {"header": "Case description", "note": "Working note"}.get(item.kind, item.kind)
-            lines.append(f"[{item.source_id}] {heading}:")
+            lines.append(f"[{item.source_id}] {heading}" + ("" if heading.endswith((".", ":")) else ":"))
             lines += [f"  [{s.id}] {s.text}" for s in numbered]
         return "\n".join(lines)
 

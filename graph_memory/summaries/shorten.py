@@ -3,22 +3,24 @@
 A writer may propose a shorter form of a sentence it selected. `shorten`
 keeps it only if it is the sentence with words removed (the proposal's
 words, in order, are words of the sentence; case, curly quotation marks and
-dashes aside), and every removal is one of:
+dashes aside), none of them a word that carries meaning (meaning.py), and
+every removal is one whose *form* shows it adds no claim to the rest:
 
-- a whole unit the sentence's own punctuation sets apart: a part between
-  commas, semicolons, colons or dashes ("Red flag:", "; price talks
-  continue"), holding no word that carries meaning (meaning.py) and no fact
-  (a digit, a month, a currency, a scale word such as "million"); or a
-  bracketed aside ("(SPA 5.2, p. 54)"), holding no word that carries meaning
-  (its facts may go with it: an aside restates or cites);
 - a word that never carries content, wherever it stands: an article, or a
-  discourse adverb ("however", "also", "moreover").
+  discourse adverb ("however", "also", "moreover");
+- a bracketed aside that only cites: numbers, the capitalised names of what
+  it cites and citation words ("(SPA 5.2, p. 54)", "(Order No. 7)");
+- a name set between commas after the word it renames ("the buyer,
+  Northwind Holdings, signed");
+- the sentence's last clause after a semicolon, a clause of its own of at
+  least MIN_CLAUSE_WORDS words that does not speak of the rest ("this",
+  "which", "so" ...): "...; price adjustment talks continue".
 
 Nothing else may go. Removing single words inside a clause changes meaning
-far beyond the closed class: "allows termination on 30 days' notice" loses
-"termination on" and "notice" and says "allows 30 days"; "granted in part
-the motion" loses "granted". So a clause is kept whole or dropped whole, and
-a clause holding a meaning word or a fact is always kept.
+far beyond any list ("allows termination on 30 days' notice" -> "allows 30
+days"), and so does removing a part that qualifies the rest: "in the seller's
+view", "its counsel wrote", "as to costs", "Rumour:", "(TBC)". Those look like
+any aside, and no list of words can tell them apart, so none is trusted to.
 
 What is served is never the proposal's own text: it is built from the
 sentence's own characters (the kept words with the punctuation between
@@ -38,6 +40,7 @@ from graph_memory.summaries.sentences import normalise_quote
 
 # A word: letters, digits and the marks that join them inside one word ("Castell's", "5.2", "INV-0057", "7%").
 _WORD = re.compile(r"[\w$€£¥%]+(?:[\u2019'.,\-/:][\w%]+)*")
+_CLOSERS = ")]\u201d\u2019\"'"
 _OPENERS = "“\"\u2018'(["
 _PAIRS = (("(", ")"), ("[", "]"), ("“", "”"))
 # Fewest words a shortening keeps: less reads as a fragment, not a point.
@@ -77,8 +80,22 @@ FILLERS = frozenset(
         "formally", "duly", "hereby", "simply",
     }
 )  # fmt: skip
-# What sets a clause apart: a comma, semicolon, colon, dash (not a hyphen inside a word) or bracket.
+# What sets a part of a sentence apart: a comma, semicolon, colon, dash (not a hyphen in a word) or bracket.
 _BREAK = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s")
+# Words a citation is made of, besides its numbers and the capitalised names of what it cites.
+CITATION_WORDS = frozenset(
+    {
+        "p", "pp", "no", "nos", "art", "arts", "cl", "cls", "s", "ss", "sec", "secs", "para", "paras", "sch",
+        "clause", "clauses", "section", "sections", "page", "pages", "paragraph", "paragraphs", "article",
+        "articles", "schedule", "annex", "exhibit", "tab", "rule", "and", "at", "of", "the", "see", "cf", "fn",
+        "n", "vol", "ch", "ibid", "id",
+    }
+)  # fmt: skip
+# The fewest words of a sentence's last clause after a semicolon that may go as a whole: a clause of its
+# own, not a tag ("; TBC", "; their view").
+MIN_CLAUSE_WORDS = 4
+# Words by which a last clause may speak of the rest ("; this is what Brightline told us"): it stays.
+ANAPHORS = frozenset({"this", "that", "these", "those", "it", "its", "which", "so", "such", "same", "above", "latter"})
 
 
 @dataclass(frozen=True)
@@ -89,8 +106,37 @@ class Unit:
     removable: bool
 
 
+def _citation(words: list[Token], positions: list[int]) -> bool:
+    """A bracketed aside that only cites: numbers, the capitalised names of what it cites, citation words."""
+    return any(any(c.isdigit() for c in words[i].text) for i in positions) and all(
+        _is_fact(words[i]) or words[i].text[:1].isupper() or words[i].key.rstrip(".") in CITATION_WORDS
+        for i in positions
+    )
+
+
+def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool:
+    """A name set between commas after the word it renames: "the buyer, Northwind Holdings, signed"."""
+    first, last = positions[0], positions[-1]
+    if first == 0 or last == len(words) - 1:
+        return False
+    before = sentence[words[first - 1].end : words[first].start].strip()
+    after = sentence[words[last].end : words[last + 1].start].strip()
+    named = [i for i in positions if words[i].key not in FILLERS]
+    return (
+        before == ","
+        and after.startswith(",")
+        and words[first - 1].text[:1].islower()
+        and bool(named)
+        and all(words[i].text[:1].isupper() and not _is_fact(words[i]) for i in named)
+    )
+
+
 def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
-    """The sentence as units, in order: bracketed asides (outermost), and the clauses between breaks."""
+    """The sentence as units, in order, and which may go whole. Only parts whose form shows they add no
+    claim to the rest may go: a bracketed aside that only cites ("(SPA 5.2, p. 54)"), a name set between
+    commas after the word it renames, and the sentence's last clause after a semicolon (a clause of its
+    own). Anything else, a clause that may qualify the rest ("in the seller's view", "as to costs",
+    "Rumour:"), stays: no list of words can tell a qualifier from an aside, so none is trusted to."""
     aside_of: dict[int, int] = {}
     depth, opened, asides = 0, 0, 0
     for position, char in enumerate(sentence):
@@ -101,13 +147,18 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
             if depth == 0:
                 asides += 1
                 aside_of.update({i: asides for i, w in enumerate(words) if opened < w.start and w.end <= position})
+    # Where the last clause after a top-level semicolon starts (None when there is none).
+    tail = next(
+        (i for i in range(len(words) - 1, 0, -1)
+         if aside_of.get(i) is None and ";" in sentence[words[i - 1].end : words[i].start]),
+        None,
+    )  # fmt: skip
     found: list[list[int]] = []
     for i, word in enumerate(words):
-        previous = i - 1
-        same = (
-            found
-            and aside_of.get(i) == aside_of.get(previous)
-            and (aside_of.get(i) is not None or not _BREAK.search(sentence[words[previous].end : word.start]))
+        gap = sentence[words[i - 1].end : word.start] if i else ""
+        same = found and (
+            (tail is not None and i > tail)
+            or (aside_of.get(i) == aside_of.get(i - 1) and (aside_of.get(i) is not None or not _BREAK.search(gap)))
         )
         if same:
             found[-1].append(i)
@@ -115,9 +166,15 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
             found.append([i])
     result = []
     for positions in found:
-        in_aside = aside_of.get(positions[0]) is not None
-        carries = any(i in hard for i in positions) or (not in_aside and any(_is_fact(words[i]) for i in positions))
-        result.append(Unit(tuple(positions), removable=not carries))
+        if any(i in hard for i in positions):
+            removable = False
+        elif aside_of.get(positions[0]) is not None:
+            removable = _citation(words, positions)
+        elif positions[0] == tail:
+            removable = len(positions) >= MIN_CLAUSE_WORDS and not any(words[i].key in ANAPHORS for i in positions)
+        else:
+            removable = _appositive(sentence, words, positions)
+        result.append(Unit(tuple(positions), removable=removable))
     return result
 
 
@@ -170,10 +227,13 @@ def _served(sentence: str, words: list[Token], kept: list[int]) -> str:
             runs.append([i])
     parts = []
     for run in runs:
-        start = words[run[0]].start
+        start, end = words[run[0]].start, words[run[-1]].end
         while start > 0 and sentence[start - 1] in _OPENERS:
             start -= 1
-        parts.append(sentence[start : words[run[-1]].end])
+        # A mark closing what the run opened ("the purchaser)", "are ready”") goes with it.
+        while end < len(sentence) and sentence[end] in _CLOSERS and not _balanced(sentence[start:end]):
+            end += 1
+        parts.append(sentence[start:end])
     text = " ".join(parts)
     if kept[-1] == len(words) - 1:
         text += sentence[words[-1].end :].strip()
@@ -220,7 +280,8 @@ def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[i
     facts = sorted({w.text for w in words if _is_fact(w)} - {w.text for w in wanted})
     if facts:
         return "removes a fact outside a bracketed aside: " + ", ".join(facts)
-    return "removes part of a clause (only whole clauses, asides, articles and discourse adverbs may go)"
+    return "removes a part that may qualify the rest (only articles, discourse adverbs, citing asides, names"\
+        " between commas and a last clause after a semicolon may go)"
 
 
 def faithful(served: str, sentence: str) -> bool:
