@@ -4,8 +4,8 @@ Each test plants the word in a sentence, proposes the sentence without it, and
 checks that shorten() refuses the proposal *because of that word* and serves
 the whole sentence: a shortening may drop words, never one that bends the
 truth of the rest. The word is planted inside a clause and also inside each
-unit shorten() would otherwise let go whole (a citing aside, a last clause
-after a semicolon), as the control with an ordinary word shows.
+unit shorten() would otherwise let go whole (a citing aside, a name between
+commas), as the control with an ordinary word shows.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ TEMPLATES = {
 SHORT = "The buyer signed the retention agreement with the seller."
 UNITS = {
     "citing aside": ("The buyer signed the retention agreement with the seller (SPA 5.2, p. 54, {word}).", SHORT),
-    "last clause": ("The buyer signed the retention agreement with the seller; the agent {word} holds the funds.", SHORT),
+    "name between commas": ("The buyer, {Word} Holdings, signed the retention agreement with the seller.", SHORT),
 }
 # What stands in each unit for the control: a word the unit may hold and still go.
-CONTROL = {"citing aside": "Annex", "last clause": "carefully"}
+CONTROL = {"citing aside": "Annex", "name between commas": "Northwind"}
 PHRASE_TEMPLATE = "The buyer pays {phrase} the retention amount into the escrow account."
 MEANING_REFUSAL = "removes a word that carries meaning"
 
@@ -106,7 +106,7 @@ PHRASES = [" ".join(phrase) for phrase in meaning.PHRASES]
 def test_deleting_a_meaning_phrase_is_refused(phrase: str) -> None:
     sentence = PHRASE_TEMPLATE.format(phrase=phrase)
     _assert_refused(sentence, _without(sentence, phrase))
-    template, proposal = UNITS["last clause"]
+    template, proposal = UNITS["citing aside"]
     _assert_refused(template.format(word=phrase), proposal)
 
 

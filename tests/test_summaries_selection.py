@@ -8,11 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from graph_memory.summaries import verify
 from graph_memory.summaries.context import ContextItem, ContextSlice
 from graph_memory.summaries.rulebook import SECTIONS
-from graph_memory.summaries.sentences import NumberedSlice, number, statement_key
+from graph_memory.summaries.sentences import NumberedSlice, Sentence, number, statement_key
 from graph_memory.summaries.shorten import faithful
-from graph_memory.summaries.verify import REASONS, sentence_id, verify_selection
+from graph_memory.summaries.verify import REASONS, label_problem, sentence_id, verify_selection
 
 HEADER_LABEL = "Case M-1: Freight recovery. Status: open. Opened: 2026-01-05. "
 NOTE_LABEL = "Working note (2026-02-01): "
@@ -206,7 +207,7 @@ def test_labels_that_state_something_are_dropped_and_the_point_kept(
     ("label", "sentence"),
     [
         ("Escrow", "The escrow agent may release the funds only if both parties sign the release notice."),
-        ("  Escrow  release ", "The escrow agent may release the funds only if both parties sign the release notice."),
+        ("  Escrow  agent ", "The escrow agent may release the funds only if both parties sign the release notice."),
         ("Disclosure", "The court granted in part the motion to compel disclosure of the freight records."),
         ("Tax audit", "The buyer may withhold 10 % of the purchase price until the tax audit closes."),
         ("Assignment", "Castell Holdings GmbH has not consented to the assignment of the loan."),
@@ -223,7 +224,13 @@ def test_a_label_about_something_its_sentences_do_not_mention_is_dropped(numbere
     result = verify_selection({"status": [_point(["s1"], "Escrow")]}, numbered)
     assert result.content["status"][0]["label"] == ""
     (dropped,) = result.report["dropped"]
-    assert dropped["reason"] == "label_dropped" and "not words of its sentences" in dropped["detail"]
+    assert dropped["reason"] == "label_dropped" and "not a run of its sentences' own words" in dropped["detail"]
+    # Words of the sentence, but not a run of it: dropped too.
+    for label, sentence in [
+        ("Escrow release", "The escrow agent may release the funds only if both parties sign the release notice."),
+    ]:
+        result = verify_selection({"status": [_point([_id(numbered, sentence)], label)]}, numbered)
+        assert result.content["status"][0]["label"] == "" and result.report["counts"]["label_dropped"] == 1
 
 
 @pytest.mark.parametrize(
@@ -317,3 +324,12 @@ def test_whatever_is_selected_only_records_sentences_are_served(content: dict[st
         assert statement["kind"] == "sentence"
     assert result.ok == bool(served)
     assert result.report["counts"]["ids_kept"] == len(served)
+
+
+def test_a_label_right_after_a_negation_or_a_past_participle_is_dropped(numbered: NumberedSlice) -> None:
+    """ "Termination fee" over "no termination fee" would read as the opposite; "Consent obtained" states."""
+    names = verify._Names(numbered)
+    sentence = Sentence("s99", "note:n9", "The seller owes no termination fee unless consent is obtained.")
+    assert label_problem("Termination fee", names, [sentence]).startswith("not a run")
+    assert label_problem("Consent obtained", names, [sentence]).startswith("holds a past participle")
+    assert label_problem("Seller", names, [sentence]) is None

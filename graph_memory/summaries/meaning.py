@@ -138,6 +138,23 @@ PHRASES: tuple[tuple[str, ...], ...] = (
 
 MEANING_WORDS: frozenset[str] = frozenset().union(*CLASSES.values())
 
+# Words of state: not a class of their own here (a shortening keeps a clause whole or drops it whole,
+# state word and all), but what a label or a citing aside may not hold: a label groups points and a
+# citation points at a record; neither says how things stand.
+STATE_WORDS = frozenset(
+    {
+        "paid", "repaid", "unpaid", "outstanding", "overdue", "met", "unmet", "missed", "open", "opened",
+        "reopened", "done", "complete", "completed", "incomplete", "pending", "granted", "denied", "signed",
+        "unsigned", "countersigned", "executed", "settled", "filed", "served", "dismissed", "agreed",
+        "refused", "rejected", "accepted", "approved", "declined", "closed", "terminated", "withdrawn",
+        "expired", "cancelled", "canceled", "resolved", "unresolved", "won", "lost", "breached", "upheld",
+        "overturned", "reversed", "vacated", "sent", "received", "submitted", "delivered", "void", "voided",
+        "lapsed", "suspended", "revoked", "concluded", "abandoned", "finalised", "finalized", "due", "late",
+        "valid", "invalid", "enforceable", "unenforceable", "liable", "breach", "default", "defaulted",
+    }
+)  # fmt: skip
+
+
 
 def class_of(word: str) -> str | None:
     """The class a word belongs to (case-folded, curly apostrophes straightened), or None."""

@@ -6,21 +6,21 @@ words, in order, are words of the sentence; case, curly quotation marks and
 dashes aside), none of them a word that carries meaning (meaning.py), and
 every removal is one whose *form* shows it adds no claim to the rest:
 
-- a word that never carries content, wherever it stands: an article, or a
-  discourse adverb ("however", "also", "moreover");
-- a bracketed aside that only cites: numbers, the capitalised names of what
-  it cites and citation words ("(SPA 5.2, p. 54)", "(Order No. 7)");
+- an article ("the", "a", "an"), wherever it stands;
+- an opening connective set apart by a comma ("However, ...", "Moreover, ...");
+- a bracketed aside that only cites: numbers, citation words and short
+  abbreviations of what it cites ("(SPA 5.2, p. 54)", "(Order No. 7)");
 - a name set between commas after the word it renames ("the buyer,
-  Northwind Holdings, signed");
-- the sentence's last clause after a semicolon, a clause of its own of at
-  least MIN_CLAUSE_WORDS words that does not speak of the rest ("this",
-  "which", "so" ...): "...; price adjustment talks continue".
+  Northwind Holdings, signed").
 
 Nothing else may go. Removing single words inside a clause changes meaning
 far beyond any list ("allows termination on 30 days' notice" -> "allows 30
-days"), and so does removing a part that qualifies the rest: "in the seller's
-view", "its counsel wrote", "as to costs", "Rumour:", "(TBC)". Those look like
-any aside, and no list of words can tell them apart, so none is trusted to.
+days"; "has not formally accepted" -> "has not accepted"), and so does
+removing a part that qualifies the rest ("in the seller's view", "its
+counsel wrote", "as to costs", "Rumour:", "(Superseded 2025)") or a clause of
+its own that overrules it ("...; the Court of Appeal discharged the
+injunction"). Those look like any aside, and no list of words can tell them
+apart, so none is trusted to.
 
 What is served is never the proposal's own text: it is built from the
 sentence's own characters (the kept words with the punctuation between
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from graph_memory.summaries import meaning
 from graph_memory.summaries.facts import CURRENCY_CODES, is_fact_word
+from graph_memory.summaries.meaning import STATE_WORDS
 from graph_memory.summaries.sentences import normalise_quote
 
 # A word: letters, digits and the marks that join them inside one word ("Castell's", "5.2", "INV-0057", "7%").
@@ -72,30 +73,31 @@ def _is_fact(token: Token) -> bool:
     )
 
 
-# Words that never carry content: they may go from a clause that is otherwise kept.
-FILLERS = frozenset(
+# Words that never carry content: they may go from a clause that is otherwise kept. Only articles: an
+# adverb, however empty it looks, bends what a negation around it denies ("not formally accepted").
+FILLERS = frozenset({"a", "an", "the"})
+# Connectives that only link a sentence to the one before: they may go as the sentence's opening word,
+# set apart by a comma ("However, the seller ..."), where nothing in the sentence can govern them.
+CONNECTIVES = frozenset(
     {
-        "a", "an", "the", "also", "however", "moreover", "furthermore", "additionally", "indeed", "very",
-        "really", "notably", "importantly", "meanwhile", "accordingly", "therefore", "thus", "hence",
-        "formally", "duly", "hereby", "simply",
+        "however", "moreover", "furthermore", "additionally", "also", "indeed", "meanwhile", "accordingly",
+        "therefore", "thus", "hence", "notably", "importantly", "separately", "finally", "overall",
     }
 )  # fmt: skip
 # What sets a part of a sentence apart: a comma, semicolon, colon, dash (not a hyphen in a word) or bracket.
 _BREAK = re.compile(r"[,;:()\[\]\u2013\u2014]|\s-\s")
-# Words a citation is made of, besides its numbers and the capitalised names of what it cites.
+# Words a citation is made of, besides its numbers and the short capitalised abbreviations of what it
+# cites ("SPA", "LSA"): a capitalised word is not enough ("(Superseded 2025)" says how things stand).
 CITATION_WORDS = frozenset(
     {
         "p", "pp", "no", "nos", "art", "arts", "cl", "cls", "s", "ss", "sec", "secs", "para", "paras", "sch",
         "clause", "clauses", "section", "sections", "page", "pages", "paragraph", "paragraphs", "article",
-        "articles", "schedule", "annex", "exhibit", "tab", "rule", "and", "at", "of", "the", "see", "cf", "fn",
-        "n", "vol", "ch", "ibid", "id",
+        "articles", "schedule", "schedules", "annex", "annexes", "exhibit", "exhibits", "tab", "rule", "rules",
+        "appendix", "recital", "recitals", "part", "chapter", "order", "doc", "and", "at", "of", "the", "see",
+        "cf", "fn", "n", "vol", "ch", "ibid", "id",
     }
 )  # fmt: skip
-# The fewest words of a sentence's last clause after a semicolon that may go as a whole: a clause of its
-# own, not a tag ("; TBC", "; their view").
-MIN_CLAUSE_WORDS = 4
-# Words by which a last clause may speak of the rest ("; this is what Brightline told us"): it stays.
-ANAPHORS = frozenset({"this", "that", "these", "those", "it", "its", "which", "so", "such", "same", "above", "latter"})
+_ACRONYM = re.compile(r"[A-Z]{2,5}")
 
 
 @dataclass(frozen=True)
@@ -107,9 +109,11 @@ class Unit:
 
 
 def _citation(words: list[Token], positions: list[int]) -> bool:
-    """A bracketed aside that only cites: numbers, the capitalised names of what it cites, citation words."""
+    """A bracketed aside that only cites: numbers, citation words and short abbreviations of what it cites."""
     return any(any(c.isdigit() for c in words[i].text) for i in positions) and all(
-        _is_fact(words[i]) or words[i].text[:1].isupper() or words[i].key.rstrip(".") in CITATION_WORDS
+        any(c.isdigit() for c in words[i].text)
+        or words[i].key.rstrip(".") in CITATION_WORDS
+        or (bool(_ACRONYM.fullmatch(words[i].text)) and words[i].key not in STATE_WORDS)
         for i in positions
     )
 
@@ -134,9 +138,10 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
 def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
     """The sentence as units, in order, and which may go whole. Only parts whose form shows they add no
     claim to the rest may go: a bracketed aside that only cites ("(SPA 5.2, p. 54)"), a name set between
-    commas after the word it renames, and the sentence's last clause after a semicolon (a clause of its
-    own). Anything else, a clause that may qualify the rest ("in the seller's view", "as to costs",
-    "Rumour:"), stays: no list of words can tell a qualifier from an aside, so none is trusted to."""
+    commas after the word it renames, and an opening connective ("However,"). Anything else stays: a
+    clause that may qualify the rest ("in the seller's view", "as to costs", "Rumour:"), or a clause of
+    its own that may overrule it ("; the Court of Appeal discharged the injunction"). No list of words
+    can tell those from an aside, so none is trusted to."""
     aside_of: dict[int, int] = {}
     depth, opened, asides = 0, 0, 0
     for position, char in enumerate(sentence):
@@ -147,19 +152,10 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
             if depth == 0:
                 asides += 1
                 aside_of.update({i: asides for i, w in enumerate(words) if opened < w.start and w.end <= position})
-    # Where the last clause after a top-level semicolon starts (None when there is none).
-    tail = next(
-        (i for i in range(len(words) - 1, 0, -1)
-         if aside_of.get(i) is None and ";" in sentence[words[i - 1].end : words[i].start]),
-        None,
-    )  # fmt: skip
     found: list[list[int]] = []
     for i, word in enumerate(words):
         gap = sentence[words[i - 1].end : word.start] if i else ""
-        same = found and (
-            (tail is not None and i > tail)
-            or (aside_of.get(i) == aside_of.get(i - 1) and (aside_of.get(i) is not None or not _BREAK.search(gap)))
-        )
+        same = found and aside_of.get(i) == aside_of.get(i - 1) and (aside_of.get(i) is not None or not _BREAK.search(gap))
         if same:
             found[-1].append(i)
         else:
@@ -170,8 +166,8 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
             removable = False
         elif aside_of.get(positions[0]) is not None:
             removable = _citation(words, positions)
-        elif positions[0] == tail:
-            removable = len(positions) >= MIN_CLAUSE_WORDS and not any(words[i].key in ANAPHORS for i in positions)
+        elif positions == [0] and words[0].key in CONNECTIVES and len(words) > 1:
+            removable = sentence[words[0].end : words[1].start].strip() == ","
         else:
             removable = _appositive(sentence, words, positions)
         result.append(Unit(tuple(positions), removable=removable))
@@ -279,9 +275,9 @@ def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[i
         return "removes a word that carries meaning: " + ", ".join(meaning_words)
     facts = sorted({w.text for w in words if _is_fact(w)} - {w.text for w in wanted})
     if facts:
-        return "removes a fact outside a bracketed aside: " + ", ".join(facts)
-    return "removes a part that may qualify the rest (only articles, discourse adverbs, citing asides, names"\
-        " between commas and a last clause after a semicolon may go)"
+        return "removes a fact (only an aside that only cites may take one with it): " + ", ".join(facts)
+    return "removes a part that may qualify the rest (only articles, an opening connective, citing asides and"\
+        " names between commas may go)"
 
 
 def faithful(served: str, sentence: str) -> bool:

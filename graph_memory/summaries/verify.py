@@ -13,9 +13,10 @@ Nothing it writes is served as it wrote it:
 - a short form is served only as shorten.py makes it from the sentence (words
   removed, none that carries meaning, built from the sentence's characters);
   otherwise the whole sentence is served (`shortening_refused`), never nothing.
-- a label that is long, holds a date, number, amount, name, state word or
-  meaning word, or holds a word its point's sentences do not ("Escrow" over
-  a sentence about rent) is dropped (`label_dropped`); the point stays.
+- a label that is long, holds a date, number, amount, name, state word,
+  meaning word or past participle, or is not a run of its point's own words
+  ("Escrow" over a sentence about rent, "Consent obtained" over "consent is
+  not obtained") is dropped (`label_dropped`); the point stays.
 - a point the writer put under key dates with no date in its sentences, or
   under money with no amount, is served under recent activity instead
   (`section_moved`): a heading is not a claim the records do not make.
@@ -41,24 +42,12 @@ from graph_memory.summaries.facts import (
     proper_terms,
     words,
 )
+from graph_memory.summaries.meaning import STATE_WORDS
 from graph_memory.summaries.rulebook import MAX_LABEL_CHARS, MAX_SHORT_CHARS, SECTIONS
 from graph_memory.summaries.sentences import NumberedSlice, Sentence
 from graph_memory.summaries.shorten import shorten
 
-# Words of state: a label may not hold one (a label groups points, it never says how things stand).
-STATE_WORDS = frozenset(
-    {
-        "paid", "repaid", "unpaid", "outstanding", "overdue", "met", "unmet", "missed", "open", "opened",
-        "reopened", "done", "complete", "completed", "incomplete", "pending", "granted", "denied", "signed",
-        "unsigned", "countersigned", "executed", "settled", "filed", "served", "dismissed", "agreed",
-        "refused", "rejected", "accepted", "approved", "declined", "closed", "terminated", "withdrawn",
-        "expired", "cancelled", "canceled", "resolved", "unresolved", "won", "lost", "breached", "upheld",
-        "overturned", "reversed", "vacated", "sent", "received", "submitted", "delivered", "void", "voided",
-        "lapsed", "suspended", "revoked", "concluded", "abandoned", "finalised", "finalized", "due", "late",
-        "valid", "invalid", "enforceable", "unenforceable", "liable", "breach", "default", "defaulted",
-    }
-)  # fmt: skip
-MAX_LABEL_WORDS = 5
+MAX_LABEL_WORDS = 3
 REASONS = ("unknown_id", "repeated_id", "no_known_sentence", "shortening_refused", "label_dropped", "section_moved")
 # A heading that is a claim: what a point under it must hold, else it is served under recent activity.
 _NEEDS = {"key_dates": lambda f: bool(f.dates or f.months), "money": lambda f: bool(f.money)}
@@ -110,21 +99,49 @@ class _Names:
         self.words = (party | (proper - lower)) - STOPWORDS - LEGAL_SUFFIXES
 
 
-def _shares_root(word: str, sentence_words: set[str]) -> bool:
-    """Whether a label word is a word of the sentences, or shares its first letters with one
-    ("disclosure" and "disclose"), so a label names what the point is about."""
-    root = word[: max(5, len(word) - 3)] if len(word) > 5 else word
-    return any(w == word or (len(root) >= 5 and w.startswith(root)) for w in sentence_words)
+# Past participles that do not end in -ed: a label holding one states something ("Consent given").
+PARTICIPLES = frozenset(
+    {
+        "given", "taken", "written", "broken", "chosen", "proven", "forgotten", "hidden", "spoken", "stolen",
+        "sworn", "drawn", "shown", "known", "grown", "thrown", "withdrawn", "begun", "done", "gone", "made",
+        "sold", "held", "won", "lost", "paid", "met", "sent", "found", "told", "brought", "bought", "caught",
+        "sought", "taught", "thought", "built", "dealt", "felt", "kept", "left", "lent", "meant", "spent",
+        "struck", "understood", "set", "put", "cut", "let", "shut", "quit", "hit", "overturned", "seen",
+    }
+)  # fmt: skip
+_ARTICLES = {"a", "an", "the"}
+
+
+def _same_word(label_word: str, word: str) -> bool:
+    """The same word, or its plural ("fee" and "fees")."""
+    return label_word == word or label_word in (word + "s", word + "es") or word in (label_word + "s", label_word + "es")
+
+
+def _topic_of(label: list[str], sentences: list[Sentence]) -> bool:
+    """Whether `label` (its words, articles aside) is a run of words of one of the sentences, not right
+    after a negation ("Termination right" over "no termination right" would read as the opposite): the
+    label can only name what the point is about, in the point's own words."""
+    for sentence in sentences:
+        text = words(sentence.text)
+        for start in range(len(text) - len(label) + 1):
+            if all(_same_word(w, text[start + k]) for k, w in enumerate(label)):
+                before = [w for w in text[:start] if w not in _ARTICLES][-1:]
+                if not (before and meaning.class_of(before[0]) == "negation"):
+                    return True
+    return False
 
 
 def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = None) -> str | None:
-    """Why `label` may not be served (None when it may): it must group, never state, and its words
-    must be words of the point's own sentences (a label can only name what the point is about)."""
+    """Why `label` may not be served (None when it may). A label groups points and never states: it holds
+    no date, number, amount, name, state word, meaning word or past participle, and it is a run of the
+    words of the point's own sentences, not right after a negation ("Escrow" over "The escrow agent may
+    release ..."; not "Escrow" over a sentence about rent, nor "Consent obtained" over "... consent is not
+    obtained ...")."""
     if len(label) > MAX_LABEL_CHARS or len(label.split()) > MAX_LABEL_WORDS:
         return "too long"
     if any(c.isdigit() for c in label) or any(c in label for c in "$€£¥%"):
         return "holds a number"
-    tokens = words(label)
+    tokens = [w for w in words(label) if w not in _ARTICLES]
     if not tokens:
         return "no words"
     for word in tokens:
@@ -134,13 +151,12 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
             return f"holds a meaning word: {word}"
         if word in STATE_WORDS:
             return f"holds a state word: {word}"
+        if word in PARTICIPLES or (len(word) > 4 and word.endswith("ed")):
+            return f"holds a past participle: {word}"
         if word in names.words:
             return f"holds a name: {word}"
-    if sentences is not None:
-        own = {w for sentence in sentences for w in words(sentence.text)}
-        strangers = [w for w in tokens if w not in STOPWORDS and not _shares_root(w, own)]
-        if strangers:
-            return f"not words of its sentences: {', '.join(strangers)}"
+    if sentences is not None and not _topic_of(tokens, sentences):
+        return "not a run of its sentences' own words (or one right after a negation)"
     return None
 
 
