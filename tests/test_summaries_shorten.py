@@ -28,9 +28,16 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
         # a name set between commas after the word it renames
         (DELIVERED, "The seller delivered the disclosure letter on 7 March 2027.",
          "The seller delivered the disclosure letter on 7 March 2027."),
-        # a discourse adverb; the shortening is capitalised from the sentence
+        # a connective set apart by commas; the shortening is capitalised from the sentence
         (NOTICE, "the seller has not delivered the disclosure letter.",
          "The seller has not delivered the disclosure letter."),
+        ("The landlord, however, has accepted the rent.", "The landlord has accepted the rent.",
+         "The landlord has accepted the rent."),
+        # a note's filing tag, and an aside citing a record by its kind and date
+        ("Red flag: the clause allows termination on notice.", "the clause allows termination on notice.",
+         "The clause allows termination on notice."),
+        ("The buyer paid the deposit (letter of 6 April 2027).", "The buyer paid the deposit.",
+         "The buyer paid the deposit."),
 
         # an article; no final stop in the proposal: the sentence's own stop is served
         (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under loan agreement",
@@ -55,8 +62,16 @@ QUALIFIES = "removes a part that may qualify the rest"
         (CITED, "The buyer relies on the great tax warranty to withhold the retention.", ADDED),
         # a clause between commas that may qualify the rest, a heading before a colon, a single word
         (CITED, "The buyer relies on the tax warranty to withhold the retention (SPA 5.2, p. 54).", QUALIFIES),
-        ("Red flag: the seller has not delivered the disclosure letter.",
-         "the seller has not delivered the disclosure letter.", QUALIFIES),
+        ("Rumour: the seller has delivered the disclosure letter.",
+         "the seller has delivered the disclosure letter.", MEANING),
+        ("Their position: the seller has delivered the disclosure letter.",
+         "the seller has delivered the disclosure letter.", MEANING),
+        ("Per the agent: the seller has delivered the disclosure letter.",
+         "the seller has delivered the disclosure letter.", MEANING),
+        ("Brightline said so: the seller has delivered the disclosure letter.",
+         "the seller has delivered the disclosure letter.", MEANING),
+        ("Open point: the seller has delivered the disclosure letter.",
+         "the seller has delivered the disclosure letter.", QUALIFIES),
         (CITED, "The buyer relies on the warranty, which the seller gave at signing, to withhold the retention"
          " (SPA 5.2, p. 54).", QUALIFIES),
         # a last clause that speaks of the rest, or too short to be a clause of its own

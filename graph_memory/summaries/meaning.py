@@ -114,9 +114,9 @@ CLASSES: dict[str, frozenset[str]] = {
             "unsigned", "unexecuted",
             # who says or knows it: verbs of saying and knowing, and the nouns of a point of view
             *_verb("tell", "write", "report", "inform", "advise", "indicate", "mention", "note", "acknowledge",
-                   "admit", "concede", "recall", "remember", "hear", "learn", "understand", "confirm", "verify",
+                   "admit", "concede", "recall", "remember", "learn", "understand", "confirm", "verify",
                    "question", "query", "doubt", "check", "rumour", "rumor", "speculate", "guess"),
-            "told", "wrote", "written", "heard", "learnt", "understood", "queried", "view", "views",
+            "told", "wrote", "written", "hear", "hears", "heard",  # not "hearing": a court's, mostly "learnt", "understood", "queried", "view", "views",
             "position", "version", "account", "opinion", "perspective", "understanding", "recollection",
             "impression", "belief", "tbc", "tbd", "unclear", "uncertain", "unknown", "doubtful", "questionable",
             "unsure", "rumours", "rumors", "speculation", "reputedly", "supposedly", "ostensibly",

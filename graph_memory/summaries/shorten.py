@@ -7,9 +7,12 @@ dashes aside), none of them a word that carries meaning (meaning.py), and
 every removal is one whose *form* shows it adds no claim to the rest:
 
 - an article ("the", "a", "an"), wherever it stands;
-- an opening connective set apart by a comma ("However, ...", "Moreover, ...");
-- a bracketed aside that only cites: numbers, citation words and short
-  abbreviations of what it cites ("(SPA 5.2, p. 54)", "(Order No. 7)");
+- a connective set apart by commas ("However, ...", "..., however, ...");
+- a note's filing tag before a colon ("Red flag:", "Update:", "For the
+  file:"): an allowed list, so any other opening ("Rumour:") stays;
+- a bracketed aside that only cites: numbers, dates, citation words and
+  short abbreviations of what it cites ("(SPA 5.2, p. 54)", "(Order No. 7)",
+  "(letter of 6 April 2027)");
 - a name set between commas after the word it renames ("the buyer,
   Northwind Holdings, signed").
 
@@ -95,6 +98,17 @@ CITATION_WORDS = frozenset(
         "articles", "schedule", "schedules", "annex", "annexes", "exhibit", "exhibits", "tab", "rule", "rules",
         "appendix", "recital", "recitals", "part", "chapter", "order", "doc", "and", "at", "of", "the", "see",
         "cf", "fn", "n", "vol", "ch", "ibid", "id",
+        # what a record cites by its kind and date: "(letter of 6 April 2027)"
+        "letter", "letters", "email", "emails", "memo", "memorandum", "minutes", "call", "meeting", "dated",
+        "transcript",
+    }
+)  # fmt: skip
+# Tags a note opens with that only file it ("Red flag: ..."): such an opening may go. Any other opening
+# before a colon stays ("Rumour:", "Brightline's position:", "To confirm with the client:").
+FILING_TAGS = frozenset(
+    {
+        ("red", "flag"), ("update",), ("note",), ("nb",), ("fyi",), ("background",), ("summary",),
+        ("for", "the", "file"), ("file", "note"), ("important",), ("key", "point"), ("action",),
     }
 )  # fmt: skip
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
@@ -111,7 +125,7 @@ class Unit:
 def _citation(words: list[Token], positions: list[int]) -> bool:
     """A bracketed aside that only cites: numbers, citation words and short abbreviations of what it cites."""
     return any(any(c.isdigit() for c in words[i].text) for i in positions) and all(
-        any(c.isdigit() for c in words[i].text)
+        _is_fact(words[i])
         or words[i].key.rstrip(".") in CITATION_WORDS
         or (bool(_ACRONYM.fullmatch(words[i].text)) and words[i].key not in STATE_WORDS)
         for i in positions
@@ -135,10 +149,21 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
     )
 
 
+def _set_apart(sentence: str, words: list[Token], last: int, mark: str) -> bool:
+    """Whether the word at `last` is followed by `mark` (and, for a comma, opens the sentence or follows one)."""
+    if last + 1 >= len(words):
+        return False
+    after = sentence[words[last].end : words[last + 1].start].strip()
+    if mark != "," or after != ",":
+        return after == mark
+    return last == 0 or sentence[words[last - 1].end : words[last].start].strip() == ","
+
+
 def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
     """The sentence as units, in order, and which may go whole. Only parts whose form shows they add no
     claim to the rest may go: a bracketed aside that only cites ("(SPA 5.2, p. 54)"), a name set between
-    commas after the word it renames, and an opening connective ("However,"). Anything else stays: a
+    commas after the word it renames, a connective set apart by commas ("However,", ", however,") and a
+    note's filing tag ("Red flag:"). Anything else stays: a
     clause that may qualify the rest ("in the seller's view", "as to costs", "Rumour:"), or a clause of
     its own that may overrule it ("; the Court of Appeal discharged the injunction"). No list of words
     can tell those from an aside, so none is trusted to."""
@@ -162,12 +187,14 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
             found.append([i])
     result = []
     for positions in found:
-        if any(i in hard for i in positions):
+        if positions[0] == 0 and tuple(words[i].key for i in positions) in FILING_TAGS:
+            removable = _set_apart(sentence, words, positions[-1], ":")  # "Note:" files; it says nothing
+        elif any(i in hard for i in positions):
             removable = False
         elif aside_of.get(positions[0]) is not None:
             removable = _citation(words, positions)
-        elif positions == [0] and words[0].key in CONNECTIVES and len(words) > 1:
-            removable = sentence[words[0].end : words[1].start].strip() == ","
+        elif len(positions) == 1 and words[positions[0]].key in CONNECTIVES:
+            removable = _set_apart(sentence, words, positions[0], ",")
         else:
             removable = _appositive(sentence, words, positions)
         result.append(Unit(tuple(positions), removable=removable))
@@ -276,8 +303,8 @@ def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[i
     facts = sorted({w.text for w in words if _is_fact(w)} - {w.text for w in wanted})
     if facts:
         return "removes a fact (only an aside that only cites may take one with it): " + ", ".join(facts)
-    return "removes a part that may qualify the rest (only articles, an opening connective, citing asides and"\
-        " names between commas may go)"
+    return "removes a part that may qualify the rest (only articles, connectives and filing tags set apart,"\
+        " citing asides and names between commas may go)"
 
 
 def faithful(served: str, sentence: str) -> bool:

@@ -14,9 +14,9 @@ Nothing it writes is served as it wrote it:
   removed, none that carries meaning, built from the sentence's characters);
   otherwise the whole sentence is served (`shortening_refused`), never nothing.
 - a label that is long, holds a date, number, amount, name, state word,
-  meaning word or past participle, or is not a run of its point's own words
-  ("Escrow" over a sentence about rent, "Consent obtained" over "consent is
-  not obtained") is dropped (`label_dropped`); the point stays.
+  meaning word or past participle, or a word its point's sentences do not
+  have ("Escrow" over a sentence about rent; "Consent obtained" over "consent
+  is not obtained") is dropped (`label_dropped`); the point stays.
 - a point the writer put under key dates with no date in its sentences, or
   under money with no amount, is served under recent activity instead
   (`section_moved`): a heading is not a claim the records do not make.
@@ -40,6 +40,7 @@ from graph_memory.summaries.facts import (
     is_fact_word,
     name_key,
     proper_terms,
+    stem,
     words,
 )
 from graph_memory.summaries.meaning import STATE_WORDS
@@ -112,20 +113,34 @@ PARTICIPLES = frozenset(
 _ARTICLES = {"a", "an", "the"}
 
 
-def _same_word(label_word: str, word: str) -> bool:
-    """The same word, or its plural ("fee" and "fees")."""
-    return label_word == word or label_word in (word + "s", word + "es") or word in (label_word + "s", label_word + "es")
+# Headings that group without naming anything in particular: a label may be one of these.
+GENERIC_HEADINGS = frozenset(
+    {
+        "background", "overview", "context", "notes", "note", "documents", "correspondence", "timeline",
+        "procedure", "history", "issues", "facts", "details", "summary", "matter", "general", "reports",
+    }
+)  # fmt: skip
 
 
-def _topic_of(label: list[str], sentences: list[Sentence]) -> bool:
-    """Whether `label` (its words, articles aside) is a run of words of one of the sentences, not right
-    after a negation ("Termination right" over "no termination right" would read as the opposite): the
-    label can only name what the point is about, in the point's own words."""
+def _same_root(label_word: str, word: str) -> bool:
+    """The same word in another form: "fee" and "fees", "termination" and "terminate", "deliveries" and
+    "delivered" (a common stem, or the first letters of a long word)."""
+    if label_word == word or stem(label_word) == stem(word):
+        return True
+    root = label_word[: max(5, len(label_word) - 3)]
+    return len(label_word) > 5 and word.startswith(root)
+
+
+def _named_by(word: str, sentences: list[Sentence]) -> bool:
+    """Whether a label word is a generic heading or a word of the point's sentences in some form, somewhere
+    not right after a negation ("Termination" over "no termination fee" would read as the opposite)."""
+    if word in GENERIC_HEADINGS:
+        return True
     for sentence in sentences:
         text = words(sentence.text)
-        for start in range(len(text) - len(label) + 1):
-            if all(_same_word(w, text[start + k]) for k, w in enumerate(label)):
-                before = [w for w in text[:start] if w not in _ARTICLES][-1:]
+        for position, other in enumerate(text):
+            if _same_root(word, other):
+                before = [w for w in text[:position] if w not in _ARTICLES][-1:]
                 if not (before and meaning.class_of(before[0]) == "negation"):
                     return True
     return False
@@ -133,10 +148,10 @@ def _topic_of(label: list[str], sentences: list[Sentence]) -> bool:
 
 def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = None) -> str | None:
     """Why `label` may not be served (None when it may). A label groups points and never states: it holds
-    no date, number, amount, name, state word, meaning word or past participle, and it is a run of the
-    words of the point's own sentences, not right after a negation ("Escrow" over "The escrow agent may
-    release ..."; not "Escrow" over a sentence about rent, nor "Consent obtained" over "... consent is not
-    obtained ...")."""
+    no date, number, amount, name, state word, meaning word or past participle, and each of its words is a
+    generic heading or a word of the point's own sentences in some form, not only right after a negation
+    ("Escrow" over "The escrow agent may release ..."; not "Escrow" over a sentence about rent, nor
+    "Consent obtained" over "... consent is not obtained ...")."""
     if len(label) > MAX_LABEL_CHARS or len(label.split()) > MAX_LABEL_WORDS:
         return "too long"
     if any(c.isdigit() for c in label) or any(c in label for c in "$€£¥%"):
@@ -145,6 +160,8 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
     if not tokens:
         return "no words"
     for word in tokens:
+        if word in GENERIC_HEADINGS:
+            continue  # "Notes" groups; it is not the verb of "X notes that"
         if is_fact_word(word) and word != "and":
             return f"holds a date or amount word: {word}"
         if meaning.is_meaning_word(word):
@@ -155,8 +172,9 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
             return f"holds a past participle: {word}"
         if word in names.words:
             return f"holds a name: {word}"
-    if sentences is not None and not _topic_of(tokens, sentences):
-        return "not a run of its sentences' own words (or one right after a negation)"
+    strangers = [w for w in tokens if sentences is not None and not _named_by(w, sentences)]
+    if strangers:
+        return f"not a word of its sentences (or only right after a negation): {', '.join(strangers)}"
     return None
 
 
