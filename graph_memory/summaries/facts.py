@@ -1,7 +1,10 @@
 """What a text states, normalised: its dates, amounts, percentages, numbers, identifiers, names and words.
 
 Shared by the context slice (a cut must not split a date or an amount), the
-writers and the verifier, so that all of them read a text the same way.
+extractive writer (which sentence gives an amount or a date), the selection's
+checks (a label holds no fact or name; a key-dates point has a date) and the
+shortening (a fact never goes outside a citing aside), so that all of them read
+a text the same way.
 
 Normalisation (the same fact written two ways compares equal):
 - Dates: "2026-12-15", "15 December 2026", "15th Dec 2026", "December 15, 2026",
@@ -276,39 +279,6 @@ def _word_numbers(text: str, facts: Facts) -> str:
     return text
 
 
-def source_facts(text: str) -> Facts:
-    """Facts of a source, widened with what a statement may derive from them:
-    a date's month and year, and the bare values of amounts and percentages."""
-    facts = extract_facts(text)
-    for iso in facts.dates:
-        facts.months.add(iso[:7])
-        facts.numbers.add(Decimal(iso[:4]))
-    for month in facts.months:
-        facts.numbers.add(Decimal(month[:4]))
-    facts.numbers.update(value for _, value in facts.money)
-    facts.numbers.update(facts.percents)
-    return facts
-
-
-def unsupported(statement: Facts, sources: Facts) -> tuple[str, list[str]] | None:
-    """The first kind of fact in `statement` missing from `sources`, with the missing values."""
-    checks: list[tuple[str, list[str]]] = [
-        (
-            "unsupported_date",
-            sorted(statement.dates - sources.dates) + sorted(statement.as_written - sources.as_written),
-        ),
-        ("unsupported_date", sorted(statement.months - sources.months)),
-        ("unsupported_amount", sorted(f"{c} {v:f}" for c, v in statement.money - sources.money)),
-        ("unsupported_percentage", sorted(f"{v:f}%" for v in statement.percents - sources.percents)),
-        ("unsupported_identifier", sorted(statement.idents - sources.idents)),
-        ("unsupported_number", sorted(f"{v:f}" for v in statement.numbers - sources.numbers)),
-    ]
-    for reason, missing in checks:
-        if missing:
-            return reason, missing
-    return None
-
-
 def name_key(text: str) -> str:
     """Case-folded words without punctuation or legal suffixes, space-separated."""
     words = re.findall(r"[\w&]+", re.sub(r"['\u2019]s\b", "", text.casefold().replace(".", "")))
@@ -356,11 +326,6 @@ def proper_terms(text: str) -> list[str]:
     return found
 
 
-def name_candidates(text: str) -> list[str]:
-    """The multi-word names in `text`."""
-    return [term for term in proper_terms(text) if len(term.split()) >= 2]
-
-
 # --- words -------------------------------------------------------------------------------------
 
 STOPWORDS = {
@@ -378,18 +343,6 @@ STOPWORDS = {
     "again", "further", "once", "still", "now", "currently", "already", "s", "v", "vs", "re", "etc",
     "e", "g", "ie", "eg", "around", "approximately", "including",
 }  # fmt: skip
-NEGATIONS = {"not", "no", "never", "none", "neither", "nor", "without", "cannot", "nothing", "nobody", "unable"}
-# Words that only say where a statement comes from, never what happened.
-FRAMING = {
-    "according", "record", "records", "recorded", "note", "notes", "noted", "working", "state", "states",
-    "stated", "say", "says", "said", "mention", "mentions", "mentioned", "indicate", "indicates",
-    "indicated", "report", "reports", "reported", "document", "documents", "page", "pages", "case",
-    "matter", "summary", "file", "files", "show", "shows", "showed", "confirm", "confirms", "confirmed",
-    "draft", "drafts", "dated",
-}  # fmt: skip
-# Words that answer nothing on their own ("Yes", "No", "N/A", "TBD").
-FILLERS = {"yes", "no", "ok", "okay", "none", "n", "na", "unknown", "tbd", "nil", "null", "same", "see", "above", "below"}  # fmt: skip
-
 _SUFFIXES = (
     "ational", "ations", "ation", "ements", "ement", "ments", "ment", "ingly", "ings", "ing", "ated",
     "ates", "ate", "ied", "ies", "edly", "ed", "es", "ly", "s", "e", "y",
