@@ -47,6 +47,11 @@ class BriefCase:
     def has_summary(self) -> bool:
         return bool(self.summary)
 
+    @property
+    def legacy(self) -> bool:
+        """The summary holds statements written before summary-v3 (free text, not the records' own words)."""
+        return any(statement["legacy"] for statement in self.statements)
+
 
 @dataclass(frozen=True)
 class Brief:

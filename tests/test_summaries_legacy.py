@@ -93,7 +93,10 @@ def test_a_brief_marks_each_legacy_statement_and_a_rewrite_clears_it(
     make_legacy(case)
     node = Node.objects.get(kind=Node.Kind.CASE, ref_id=case.pk)
 
-    body = world.get("alice", f"/api/memory/nodes/{node.pk}/brief/").json()
+    plain = world.get("alice", f"/api/memory/nodes/{node.pk}/brief/").json()
+    assert plain["cases"][0]["legacy"] is True and "statements" not in plain["cases"][0]
+    body = world.get("alice", f"/api/memory/nodes/{node.pk}/brief/", {"statements": "true"}).json()
+    assert body["cases"][0]["legacy"] is True
     statements = body["cases"][0]["statements"]
     legacy = [s for s in statements if s["legacy"]]
     assert [s["text"] for s in legacy] == [LEGACY_STATEMENT["text"]] and legacy[0]["kind"] == "quote"
@@ -103,9 +106,9 @@ def test_a_brief_marks_each_legacy_statement_and_a_rewrite_clears_it(
     ]
 
     services.summarize_case(case_id=case.pk, writer=ExtractiveWriter())
-    body = world.get("alice", f"/api/memory/nodes/{node.pk}/brief/").json()
+    body = world.get("alice", f"/api/memory/nodes/{node.pk}/brief/", {"statements": "true"}).json()
     statements = body["cases"][0]["statements"]
-    assert statements and not any(s["legacy"] for s in statements)
+    assert statements and not any(s["legacy"] for s in statements) and body["cases"][0]["legacy"] is False
     assert {s["kind"] for s in statements} == {"field", "sentence"}
     client = Node.objects.get(kind=Node.Kind.CLIENT, label="Northwind Holdings, Inc.")
     with django_assert_num_queries(2):

@@ -113,6 +113,12 @@ def tool_definitions() -> list[dict[str, Any]]:
                         "type": "boolean",
                         "description": "false: leave out `text`, which repeats the summaries of `cases` as one string.",
                     },
+                    "statements": {
+                        "type": "boolean",
+                        "description": "true: each case's summary statement by statement too, each with its cited "
+                        "records and `legacy` (older free text, not the record's own words; a case's `legacy` says "
+                        "whether it has any).",
+                    },
                 },
                 "required": ["node_id"],
                 "additionalProperties": False,

@@ -95,8 +95,10 @@ class MemoryApi(MemoryWiring, APIView):
         super().initial(request, *args, **kwargs)
 
     @staticmethod
-    def respond(body: dict[str, Any], output: type[serializers.Serializer]) -> Response:
-        return Response(output({**body, "notice": conf.get("NOTICE")}).data)
+    def respond(
+        body: dict[str, Any], output: type[serializers.Serializer], context: dict[str, Any] | None = None
+    ) -> Response:
+        return Response(output({**body, "notice": conf.get("NOTICE")}, context=context or {}).data)
 
     @staticmethod
     def valid(input_serializer: type[serializers.Serializer], request: Request) -> dict[str, Any]:
@@ -248,6 +250,12 @@ class NodeBriefApi(MemoryApi):
             default=True,
             help_text="false: leave out `text` (the same brief as one string); read `cases` and `notice` instead.",
         )
+        statements = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="true: each case's summary statement by statement too (`cases[].statements`), each marked "
+            "`legacy` when it is older free text rather than a record's own words.",
+        )
 
     @extend_schema_serializer(component_name="Brief")
     class OutputSerializer(serializers.Serializer):
@@ -277,8 +285,20 @@ class NodeBriefApi(MemoryApi):
                 )
 
             statements = StatementSerializer(
-                many=True, help_text="The summary's statements one by one, in the order of `summary`."
+                many=True,
+                required=False,
+                help_text="With `statements=true` only: the summary's statements one by one, in the order of `summary`.",
             )
+            legacy = serializers.BooleanField(
+                help_text="The summary holds statements written before summary-v3 (free text beside a quote, not the "
+                "records' own words): served until the nightly refresh rewrites the case, which it does first."
+            )
+
+            def to_representation(self, instance: Any) -> dict[str, Any]:
+                body = super().to_representation(instance)
+                if not self.context.get("statements"):
+                    body.pop("statements", None)
+                return body
             # UTC with its offset whatever time zone the host has active (admin renders in the firm's).
             updated_at = serializers.DateTimeField(
                 source="written_at",
@@ -314,7 +334,7 @@ class NodeBriefApi(MemoryApi):
         body = {"node": brief.node, "cases": brief.cases, "has_more": brief.has_more}
         if data["text"]:
             body = {"node": brief.node, "text": brief.text, **body}
-        return self.respond(body, self.OutputSerializer)
+        return self.respond(body, self.OutputSerializer, context={"statements": data["statements"]})
 
 
 class SearchApi(MemoryApi):
