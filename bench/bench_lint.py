@@ -5,7 +5,7 @@ here and dropped at the end. The firm is written in bulk (no signals): 10,000
 cases, 2,000 clients and 2,000 counterparties (a few near-duplicate names), two
 deadlines, an invoice and a working note per case, the map rebuilt, and one
 stored summary per case holding what the extractive writer stores (field
-facts rendered by fields.py, the note quoted). Then 1% of the deadlines are
+facts rendered by fields.py, the note's sentence selected). Then 1% of the deadlines are
 marked done and 1% of the invoices paid, 1% of the summaries are long stale,
 and `lint_firm` runs (no model call). Prints one markdown section.
 """
@@ -87,12 +87,13 @@ def seed() -> int:
             "key_dates": [fact(f"deadline:d{n}", "deadline", title=f"Deadline {n}", due=due, done=False) for n in (1, 2)],
             "money": [fact("invoice:inv", "invoice", number=f"INV-{i}", issued=opened, amount=Decimal("1200.00"),
                            currency="USD", status="sent")],
-            "recent_activity": [{"text": note, "sources": ["note:n1"], "quote": note, "kind": "quote"}],
+            "recent_activity": [{"text": note, "sources": ["note:n1"], "quote": note, "kind": "sentence", "label": "",
+                                 "point": 1, "shortened": False}],
         }  # fmt: skip
         rows.append(
             CaseSummary(
                 case=c, firm=firm, text="summary", content=content, writer="extractive", stale=False,
-                verification={"kept": 1, "counts": {"statements": 1, "kept": 1, "dropped": 0}}, written_at=now,
+                verification={"kept": 1, "counts": {"points": 1, "ids": 1, "ids_kept": 1, "statements": 1, "kept": 1}}, written_at=now,
             )
         )  # fmt: skip
     CaseSummary.objects.bulk_create(rows, batch_size=2000)

@@ -16,9 +16,10 @@ from tests.openai_server import Reply
 
 
 def valid_reply(**kwargs: Any) -> Reply:
-    """A model answer that passes verification for any case (it states no checkable fact)."""
+    """A model answer that passes verification for any case with a description: it selects the slice's first
+    sentence (s1, the description's first), whatever the case."""
     content = empty_content()
-    content["status"] = [{"text": "The matter is open.", "sources": ["case:header"], "quote": "Status: Open."}]
+    content["status"] = [{"ids": ["s1"], "label": "", "short": ""}]
     return Reply.json(content, **kwargs)
 
 

@@ -63,9 +63,13 @@ def _derived(case: Case, *, text: str, days_ago: int = 1) -> CaseSummary:
                 "kept": 1,
                 "fields": 2,
                 "dropped": [
-                    {"section": "overview", "text": "Northwind paid in 2025.", "reason": "unsupported_state", "detail": "paid"}
+                    {"section": "money", "reason": "unknown_id", "detail": "s9"},
+                    {"section": "money", "reason": "no_known_sentence", "detail": ""},
+                    {"section": "money", "reason": "label_dropped", "detail": "holds a state word: paid", "label": "Paid"},
                 ],
-                "counts": {"statements": 2, "kept": 1, "dropped": 1, "unsupported_state": 1},
+                "counts": {"points": 2, "ids": 2, "ids_kept": 1, "statements": 1, "kept": 1, "shortened": 0,
+                           "unknown_id": 1, "repeated_id": 0, "no_known_sentence": 1, "shortening_refused": 0,
+                           "label_dropped": 1},
             },
             "written_at": timezone.now(),
         },
@@ -219,9 +223,10 @@ def test_summary_page_shows_state_history_and_no_vector(world: World) -> None:
         "Northwind buys Castell Components GmbH.",
         "model timed out",
         "northwind-model",
-        # The verification report as a table: the dropped statement, its reason in words.
-        "Northwind paid in 2025.</td></tr></tbody></table>",
-        "a state (paid, signed …) the quote does not give",
+        # The verification report as a table: what was dropped or refused, its reason in words.
+        "<td>money</td><td>a sentence id the slice does not have</td><td>s9</td>",
+        "holds a state word: paid</td><td style='white-space: pre-wrap'>Paid</td></tr></tbody></table>",
+        "a label that stated something (dropped, the point kept)",
     ):
         assert expected in page
     assert "Saved versions (newest first)" in page and "No saved versions." not in page

@@ -49,9 +49,11 @@ def model_settings(settings: Any, openai_server: OpenAIServer) -> OpenAIServer:
 
 
 def quoting_reply(case: Case) -> Reply:
-    """A model answer that passes verification and quotes the case's own words."""
+    """A model answer that passes verification and quotes the case's own words: the description's first
+    sentence (s1), which the selection serves word for word."""
+    assert case.description
     content = empty_content()
-    content["status"] = [{"text": f"{case.title} is open.", "sources": ["case:header"], "quote": f"{case.title}. Status: Open."}]
+    content["status"] = [{"ids": ["s1"], "label": "", "short": ""}]
     return Reply.json(content)
 
 

@@ -94,8 +94,9 @@ def assert_repaired(case: Case, previous: CaseSummary) -> None:
     assert SummaryVersion.objects.filter(case=case).count() == 2
 
 
+# A model that selects only sentences the slice does not have (its short form invents a date).
 INVENTED = empty_content()
-INVENTED["key_dates"] = [{"text": "Completion is set for 3 March 2031.", "sources": ["case:header"], "quote": "Status: Open."}]
+INVENTED["key_dates"] = [{"ids": ["s99"], "label": "", "short": "Completion is set for 3 March 2031."}]
 
 MODEL_FAULTS = {
     "server down": (None, "connection error", AICall.Outcome.ERROR),
@@ -103,7 +104,9 @@ MODEL_FAULTS = {
     "HTTP 500": (Reply.error(500), "HTTP 500", AICall.Outcome.ERROR),
     "garbage text": (Reply.raw("<html>502 Bad Gateway</html>"), "malformed JSON", AICall.Outcome.ERROR),
     "garbage JSON": (Reply.json({"summary": "all good"}), "does not match the schema", AICall.Outcome.ERROR),
-    "invents a date": (Reply.json(INVENTED), "no statement survived verification", AICall.Outcome.REJECTED),
+    "selects no sentence of the slice": (
+        Reply.json(INVENTED), "no selected sentence is in the slice", AICall.Outcome.REJECTED,
+    ),
     # A 200 whose body is not JSON at all (a proxy's page), with a JSON content type or with its own.
     "HTTP 200, body not JSON": (Reply.not_json(), "response not JSON", AICall.Outcome.ERROR),
     "HTTP 200, an HTML page": (Reply.not_json(content_type="text/html"), "response not JSON", AICall.Outcome.ERROR),

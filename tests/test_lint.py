@@ -179,7 +179,8 @@ def test_weak_summaries(fast: Any) -> None:
     firm, case = _world()
     row = CaseSummary.objects.get(case=case)
     good = row.verification
-    row.verification = {**good, "counts": {**good["counts"], "statements": 10, "dropped": 8, "kept": 2}}
+    # An older (summary-v2) report: written statements, dropped ones.
+    row.verification = {**good, "counts": {"statements": 10, "dropped": 8, "kept": 2}}
     row.save(update_fields=["verification"])
     assert _found(firm, "weak") == [("weak", "many_dropped")]
     assert "dropped 8 of the 10" in _finding(firm, "many_dropped").message
@@ -190,6 +191,16 @@ def test_weak_summaries(fast: Any) -> None:
     row.save(update_fields=["verification"])
     fast.GRAPH_MEMORY = {**fast.GRAPH_MEMORY, "LINT_WEAK_MANY_RECORDS": 20}
     assert _found(firm, "weak") == []
+
+
+def test_a_selection_that_lost_most_of_its_ids_is_weak(fast: Any) -> None:
+    firm, case = _world()
+    row = CaseSummary.objects.get(case=case)
+    counts = row.verification["counts"]
+    assert "ids" in counts and "dropped" not in counts  # the report summarize_case writes now
+    row.verification = {**row.verification, "counts": {**counts, "ids": 10, "ids_kept": 2, "statements": 2, "kept": 2}}
+    row.save(update_fields=["verification"])
+    assert _found(firm, "weak") == [("weak", "many_dropped")]
 
 
 # --- map drift -----------------------------------------------------------------------------------------

@@ -267,7 +267,7 @@ def test_command_prints_the_summary(demo_firm: Firm, capsys, monkeypatch) -> Non
     out = capsys.readouterr().out
     assert "Client: Meridian Foods Corp. [client:meridian]" in out
     assert "Writer: extractive (no model)" in out
-    assert "Verification: 3 kept, 0 dropped of 3 statements" in out
+    assert "Selection: 3 of 3 sentence ids kept, 3 statements served (0 shortened)" in out
     assert conf.get("NOTICE") in out
     with pytest.raises(CommandError, match="no firm named 'nope'"):
         call_command("summarize_case", "--firm", "nope", "2026-047")

@@ -59,10 +59,10 @@ COMPLAINT = (
     " Logistics Services Agreement dated 2023-02-01."
 )
 CLAIM = "Jordan Lee alleges termination on 2026-06-30 in retaliation for a safety complaint and claims USD 410,000."
-ADDED = "not the sentence with words removed (a word added, replaced or moved)"
+ADDED = "not the sentence with words removed"
 
 # Each class of invention, proposed as the short form of a sentence it might pass for:
-# (case, the sentence selected, the planted short form, why it is refused).
+# (case, the sentence selected, the planted short form, what the reason it is refused for says).
 INVENTIONS = {
     # The v2 verifier's classes: free text beside a real quote.
     "event without digits or names": ("2026-014", HEADER, "The court granted the motion.", ADDED),
@@ -114,7 +114,7 @@ INVENTIONS = {
         "removes a word that carries meaning: alleges",
     ),
     "duration dropped": (
-        "2026-014", ESCROW, "Escrow of EUR 4,800,000 held.", "removes a fact outside a bracketed aside: 18",
+        "2026-014", ESCROW, "Escrow of EUR 4,800,000 held.", "removes a fact",
     ),
     "restriction dropped from a clause": (
         "2025-088", RENT, "Annual base rent USD 540,000.", "removes a word that carries meaning: capped, per",
@@ -123,16 +123,14 @@ INVENTIONS = {
 
 # True points a good model writes in ways the rules keep: (case, sentence, short form proposed, what is served).
 TRUE_SHORTENINGS = {
-    "a leading label of the record dropped": (
+    "a leading filing tag dropped": (
         "2026-014", RED_FLAG, RED_FLAG.removeprefix("Red flag: ").capitalize(), RED_FLAG.removeprefix("Red flag: "),
     ),
-    "a trailing clause with no meaning word dropped": (
-        "2026-014", CLOSING, "Client wants to close before year end.", "Client wants to close before year end.",
+    "an article dropped": (
+        "2026-014", RED_FLAG, RED_FLAG.replace("contains a ", "contains "), RED_FLAG.replace("contains a ", "contains "),
     ),
-    "a bracketed aside dropped": (
-        "2026-014", SPA,
-        "Share Purchase Agreement between Northwind Holdings, Inc. and the shareholders of Castell Components GmbH.",
-        "Share Purchase Agreement between Northwind Holdings, Inc. and the shareholders of Castell Components GmbH.",
+    "an article dropped after a colon": (
+        "2026-014", CLAUSE_9, CLAUSE_9.replace("9: the Buyer", "9: Buyer"), CLAUSE_9.replace("9: the Buyer", "9: Buyer"),
     ),
     "no short form": ("2026-014", CLAUSE_9, "", CLAUSE_9),
     "the sentence itself, spaced and quoted differently": ("2026-014", CLAUSE_9, "  " + CLAUSE_9.upper(), CLAUSE_9),
@@ -193,25 +191,14 @@ def _summarize_point(firm: Firm, server: OpenAIServer, key: str, text: str, shor
 def test_each_class_of_invention_is_never_served(invention: str, demo_firm: Firm, openai_server: OpenAIServer) -> None:
     key, text, planted, why = INVENTIONS[invention]
     summary = _summarize_point(demo_firm, openai_server, key, text, planted)
-    assert [(d["reason"], d["detail"]) for d in summary.verification["dropped"]] == [("shortening_refused", why)]
+    ((reason, detail),) = [(d["reason"], d["detail"]) for d in summary.verification["dropped"]]
+    assert reason == "shortening_refused" and why in detail, detail
     # The point is not lost: its sentence is served whole, as are the others, each citing its record.
     assert [(s["text"], s["shortened"]) for s in _served(summary)] == [(GOOD[key], False), (text, False)]
     assert planted not in summary.text and text in summary.text
 
 
-# shorten._served ends a kept run at its last word, so the full stop of "Inc." before a removed aside is lost.
-KNOWN_BUGS = {"a bracketed aside dropped": "an abbreviation's full stop before a removed aside is lost"}
-
-
-@pytest.mark.parametrize(
-    "shortening",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[name]))
-        if name in KNOWN_BUGS
-        else name
-        for name in TRUE_SHORTENINGS
-    ],
-)
+@pytest.mark.parametrize("shortening", list(TRUE_SHORTENINGS))
 def test_a_deletion_only_shortening_is_served_as_proposed(
     shortening: str, demo_firm: Firm, openai_server: OpenAIServer
 ) -> None:

@@ -81,8 +81,9 @@ def stale_too_long(*, firm_id: int) -> list[Finding]:
 
 
 def weak_summaries(*, firm_id: int) -> list[Finding]:
-    """Summaries whose verification dropped more than LINT_WEAK_DROPPED_SHARE of the written statements,
-    or that kept fewer than LINT_WEAK_MIN_STATEMENTS for a case of at least LINT_WEAK_MANY_RECORDS records.
+    """Summaries whose verification dropped more than LINT_WEAK_DROPPED_SHARE of what the writer gave (the
+    sentence ids it selected; an older summary's written statements), or that serve fewer than
+    LINT_WEAK_MIN_STATEMENTS selected statements for a case of at least LINT_WEAK_MANY_RECORDS records.
     One query (the record count is the adapter's expression, embedded)."""
     kind = LintFinding.Kind.WEAK
     share, least, many = (
@@ -99,12 +100,17 @@ def weak_summaries(*, firm_id: int) -> list[Finding]:
     fields = ["case_id", "reference", "verification", *(["record_count"] if count is not None else [])]
     for row in rows.values(*fields):
         counts = (row["verification"] or {}).get("counts", {})
-        written, dropped, kept = counts.get("statements", 0), counts.get("dropped", 0), counts.get("kept", 0)
+        if "ids" in counts:  # summary-v3: a selection of sentence ids
+            written, kept = counts.get("ids", 0), counts.get("statements", 0)
+            dropped, what = written - counts.get("ids_kept", 0), "sentence ids selected (unknown or repeated)"
+        else:  # an older summary's written statements
+            written, dropped, kept = counts.get("statements", 0), counts.get("dropped", 0), counts.get("kept", 0)
+            what = "statements written"
         case, ref = row["case_id"], [{"type": "summary", "id": row["case_id"]}]
         if written and dropped / written > share:
             found.append(Finding(
                 kind, "many_dropped", MEDIUM,
-                f"Case {row['reference']}: verification dropped {dropped} of the {written} statements written "
+                f"Case {row['reference']}: verification dropped {dropped} of the {written} {what} "
                 f"({dropped / written:.0%}, more than {share:.0%}).",
                 case_id=case, records=ref,
             ))  # fmt: skip

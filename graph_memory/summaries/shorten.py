@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from graph_memory.summaries import meaning
 from graph_memory.summaries.facts import CURRENCY_CODES, is_fact_word
 from graph_memory.summaries.meaning import STATE_WORDS
-from graph_memory.summaries.sentences import normalise_quote
+from graph_memory.summaries.sentences import ABBREVIATIONS, normalise_quote
 
 # A word: letters, digits and the marks that join them inside one word ("Castell's", "5.2", "INV-0057", "7%").
 _WORD = re.compile(r"[\w$€£¥%]+(?:[\u2019'.,\-/:][\w%]+)*")
@@ -248,16 +248,29 @@ def _served(sentence: str, words: list[Token], kept: list[int]) -> str:
             runs[-1].append(i)
         else:
             runs.append([i])
-    parts = []
+    spans = []
     for run in runs:
         start, end = words[run[0]].start, words[run[-1]].end
         while start > 0 and sentence[start - 1] in _OPENERS:
             start -= 1
-        # A mark closing what the run opened ("the purchaser)", "are ready”") goes with it.
+        # A mark closing what the run opened ("the purchaser)", "are ready”") goes with it, and so does the
+        # full stop of an abbreviation ("Inc.").
         while end < len(sentence) and sentence[end] in _CLOSERS and not _balanced(sentence[start:end]):
             end += 1
-        parts.append(sentence[start:end])
-    text = " ".join(parts)
+        if sentence[end : end + 1] == "." and f"{words[run[-1]].text.casefold()}." in ABBREVIATIONS:
+            end += 1
+        spans.append((start, end))
+    text = ""
+    for (start, end), following in zip(spans, [*spans[1:], None], strict=True):
+        text += sentence[start:end]
+        if following is not None:
+            # The separator the sentence had after this run ("9:" before a removed article, "company," after
+            # a removed aside), without what was removed; a pair that set the removed part apart goes with
+            # it (", Northwind Holdings,"). The rest reads as the sentence punctuated it.
+            gap = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", sentence[end : following[0]])
+            marks = [c for c in _WORD.sub(" ", gap) if c in ",;:"]
+            paired = len(marks) >= 2 and marks[0] == marks[-1]
+            text += ("" if paired or not marks else marks[0]) + " "
     if kept[-1] == len(words) - 1:
         text += sentence[words[-1].end :].strip()
     else:

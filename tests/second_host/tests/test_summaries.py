@@ -1,4 +1,4 @@
-"""Summaries of the second host's matters: the slice read through its adapter, both writers, verification."""
+"""Summaries of the second host's matters: the slice read through its adapter, both writers, the selection's verification."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from django.core.management import CommandError, call_command
 from graph_memory.models import AICall, CaseSummary
 from graph_memory.summaries.context import build_context
 from graph_memory.summaries.openai_writer import OpenAIWriter
-from graph_memory.summaries.rulebook import empty_content
 from graph_memory.summaries.service import SummaryFailed, summarize_case
 from graph_memory.summaries.writers import ExtractiveWriter
 from tests.openai_server import OpenAIServer, Reply
 from tests.second_host.factories import FilingFactory, MatterFactory, MemoFactory
 from tests.second_host.matters.models import Bill, DueDate, Engagement, Filing, Memo
 from tests.second_host.world import ACQ, LEASE, SUED, TERM, TERMINATION_FACTS, Office, build_office
+from tests.writer_support import answer, point, sentence_id
 
 pytestmark = pytest.mark.django_db
 
@@ -92,32 +92,48 @@ def test_the_extractive_writer_summarises_every_matter(world: Office) -> None:
     assert not AICall.objects.exists()  # the extractive writer calls no model
 
 
-def statement(text: str, quote: str, source: str) -> dict[str, Any]:
-    return {"text": text, "quote": quote, "sources": [source]}
-
-
-def test_the_openai_writer_over_http_keeps_what_its_quotes_support(world: Office, openai_server: OpenAIServer) -> None:
+def test_the_openai_writer_over_http_serves_only_the_sentences_it_selects(
+    world: Office, openai_server: OpenAIServer
+) -> None:
     acq = world.matters[ACQ]
     spa = Filing.objects.get(matter=acq, state=Filing.State.PROCESSED).pk
     note = Memo.objects.get(matter=acq, kind=Memo.Kind.FILE_NOTE).pk
     price = "The purchase price is EUR 48,000,000."
     invented = "The purchase price is EUR 49,000,000."
-    content = empty_content()
-    content["money"] = [statement(price, price, f"document:{spa}#p1"),
-                        statement(invented, price, f"document:{spa}#p1")]  # fmt: skip
-    content["open_questions"] = [statement("Is the escrow agreed?", "Is the escrow agreed?", f"note:{note}")]
+    question = "Is the escrow agreed?"
+    # The price selected twice, once with an invented amount as its short form; an id the slice does not have.
+    content = answer(
+        money=[point(sentence_id(acq.pk, price)), point(sentence_id(acq.pk, price), short=invented), point("s99")],
+        open_questions=[point(sentence_id(acq.pk, question))],
+    )
     openai_server.add_chat(Reply.json(content, prompt_tokens=900, completion_tokens=120))
     summary = summarize_case(case_id=acq.pk, writer=OpenAIWriter())
     assert (summary.writer, summary.tokens_in, summary.tokens_out) == ("openai", 900, 120)
-    assert price in summary.text and "Is the escrow agreed?" in summary.text
+    assert price in summary.text and question in summary.text
     assert invented not in summary.text
-    assert [d["text"] for d in summary.verification["dropped"]] == [invented]
+    assert [d["reason"] for d in summary.verification["dropped"]] == [
+        "repeated_id", "no_known_sentence", "unknown_id", "no_known_sentence",
+    ]  # fmt: skip
+    served = {(s["text"], *s["sources"]) for ss in summary.content.values() for s in ss if s["kind"] == "sentence"}
+    assert served == {(price, f"document:{spa}#p1"), (question, f"note:{note}")}
     call = AICall.objects.get()
     assert (call.firm_id, call.case_id, call.outcome) == (world.office.pk, acq.pk, "ok")
     (request,) = openai_server.chat_requests()
     prompt = request["messages"][1]["content"]
-    assert f"[document:{spa}#p1] " in prompt
+    assert f"[document:{spa}#p1] " in prompt and f"] {price}" in prompt
     assert not any(fact in prompt for fact in (*TERMINATION_FACTS[1:], "zqsuedvx", "zqscanvx", "Harbor Street"))
+
+
+def test_a_short_form_that_changes_a_sentence_is_refused_and_the_sentence_served(
+    world: Office, openai_server: OpenAIServer
+) -> None:
+    acq = world.matters[ACQ]
+    price = "The purchase price is EUR 48,000,000."
+    invented = "The purchase price is EUR 49,000,000."
+    openai_server.add_chat(Reply.json(answer(money=[point(sentence_id(acq.pk, price), short=invented)])))
+    summary = summarize_case(case_id=acq.pk, writer=OpenAIWriter())
+    assert [d["reason"] for d in summary.verification["dropped"]] == ["shortening_refused"]
+    assert price in summary.text and invented not in summary.text
 
 
 def test_a_failed_rewrite_keeps_the_previous_summary_and_the_flag(world: Office, openai_server: OpenAIServer) -> None:
