@@ -79,8 +79,8 @@ def _is_fact(token: Token) -> bool:
 # Words that never carry content: they may go from a clause that is otherwise kept. Only articles: an
 # adverb, however empty it looks, bends what a negation around it denies ("not formally accepted").
 FILLERS = frozenset({"a", "an", "the"})
-# Connectives that only link a sentence to the one before: they may go as the sentence's opening word,
-# set apart by a comma ("However, the seller ..."), where nothing in the sentence can govern them.
+# Connectives that only link a sentence to the one before: they may go when commas set them apart
+# ("However, the seller ...", "The landlord, however, has ..."), where nothing in the sentence governs them.
 CONNECTIVES = frozenset(
     {
         "however", "moreover", "furthermore", "additionally", "also", "indeed", "meanwhile", "accordingly",
@@ -163,10 +163,10 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
     """The sentence as units, in order, and which may go whole. Only parts whose form shows they add no
     claim to the rest may go: a bracketed aside that only cites ("(SPA 5.2, p. 54)"), a name set between
     commas after the word it renames, a connective set apart by commas ("However,", ", however,") and a
-    note's filing tag ("Red flag:"). Anything else stays: a
-    clause that may qualify the rest ("in the seller's view", "as to costs", "Rumour:"), or a clause of
-    its own that may overrule it ("; the Court of Appeal discharged the injunction"). No list of words
-    can tell those from an aside, so none is trusted to."""
+    note's filing tag ("Red flag:"). Anything else stays: a clause that may qualify the rest ("in the
+    seller's view", "as to costs", "Rumour:"), or a clause of its own that may overrule it ("; the Court
+    of Appeal discharged the injunction"). No list of words can tell those from an aside, so none is
+    trusted to."""
     aside_of: dict[int, int] = {}
     depth, opened, asides = 0, 0, 0
     for position, char in enumerate(sentence):
