@@ -70,7 +70,7 @@ OUTPUT_SCHEMA: dict[str, Any] = {
 SYSTEM_PROMPT = f"""You choose what goes into the internal orientation summary of ONE legal case for a law firm's AI assistant.
 
 You do not write sentences. The case's records are listed below; every sentence of them has an id in
-square brackets, such as [s7]. You answer with the ids of the sentences worth reading, grouped into
+square brackets, such as [s1]. You answer with the ids of the sentences worth reading, grouped into
 points under sections. What the lawyer reads is those sentences, word for word, each citing its record.
 
 The case's status, parties, deadlines, invoices and document titles are added from the records' fields
@@ -78,14 +78,16 @@ by the system: do not select for them. Choose what needs reading: where the matt
 documents, drafts and notes say, and the open questions the records themselves raise.
 
 Each point is {{"ids": [...], "label": "...", "short": "..."}}:
-1. "ids": one to {MAX_IDS_PER_POINT} sentence ids, exactly as listed (e.g. "s7"). Use each id once in the whole answer.
-2. "label": "" or a few plain words grouping the point, such as "Escrow" or "Disclosure". A label with a
+1. "ids": one to {MAX_IDS_PER_POINT} sentence ids, exactly as listed below (e.g. "s1"). Only ids the records below
+   have count; use each id once in the whole answer, and leave out what is not worth reading.
+2. "label": "" or one or two words of the point's own sentences naming its topic (e.g. "escrow"). A label with a
    date, number, amount, name, or a word like not, may, must, only, if, before, all, some, alleged or paid
    is thrown away.
-3. "short": "" or a shorter form of ONE of the point's sentences made ONLY by deleting words. Never add,
-   change or reorder a word. Never delete not, no, may, must, will, if, unless, only, except, before,
-   after, by, within, until, all, some, any, both, at least, in part, alleged, proposed, draft, numbers,
-   dates, amounts or part of a name. If unsure, leave "short" empty: the whole sentence is used.
+3. "short": "" or a shorter form of ONE of the point's sentences made ONLY by deleting, and only these:
+   a citation in brackets ("(SPA 5.2, p. 54)"), a tag before a colon such as "Red flag:", a word like
+   "However," set apart by commas, a name between commas after the word it renames, or "the"/"a"/"an".
+   Never add, change or reorder a word; anything else deleted is refused and the whole sentence used.
+   If unsure, leave "short" empty.
 Sections: status (where the matter stands), parties (what a party did or wants), key_dates (dates the
 documents and notes give), money (amounts the documents and notes give), recent_activity (what the latest
 documents, drafts and notes say), open_questions (issues the records leave open). At most
