@@ -457,6 +457,9 @@ def section(**r: Any) -> str:
               f" served as the whole sentence; of the proposed labels, {share(labelled, outcomes[2]):.1f}% were"
               " dropped (the sentences served without them); most often "
               + ", ".join(f"“{k}” {v}" for k, v in dropped_labels.most_common(8)) + "."]  # fmt: skip
+    lines += ["", f"Counting a refused shortening's whole sentence as served (it says all its shortening said, and"
+              f" more), true points served weaker than proposed: {share(total, *outcomes[2:4]):.2f}% (labels dropped"
+              " and other forms only)."]
     lines += ["", "Why the weaker ones are weaker: a shortening that removes a clause after a comma or semicolon,"
               " a word inside a clause, or a bracketed aside that does more than cite has the same form as a"
               " planted falsehood above (scope, attribution or superseding clause dropped; adverb under a negation"

@@ -149,7 +149,11 @@ _EDGE_NAME = "'edge:' || we.case_id || ':' || we.kind || ':' || we.source_id || 
 # wn (firm_id, kind, ref_id, label) and we (firm_id, case_id, kind, source_id,
 # target_id), where an edge's ends are the nodes already stored (a rebuild
 # stores missing nodes before it adds edges). Ids are computed only for rows
-# being inserted, so a rebuild with nothing to do hashes nothing.
+# being inserted, so a rebuild with nothing to do hashes nothing. `we` names the
+# firm as a constant (its last parameter), so the node lookups read that firm's
+# rows only: a rebuild under `_bulk_planning` hashes whole inputs, and without it
+# would hash every firm's nodes (issue 28). Statements joining `wn` or the edge
+# table to the stored rows name the firm too, for the same reason.
 _WANTED_SQL = f"""
 WITH {_ID_PADS_CTE.replace("{", "{{").replace("}", "}}")},
 heads AS MATERIALIZED ({{heads}}), team AS MATERIALIZED ({{team}}), parties AS MATERIALIZED ({{parties}}),
@@ -176,17 +180,28 @@ we AS (
     SELECT r.firm_id, r.case_id, r.kind, s.id AS source_id, t.id AS target_id FROM we_refs r
     JOIN {N} s ON s.firm_id = r.firm_id AND s.kind = r.skind AND s.ref_id = r.sref
     JOIN {N} t ON t.firm_id = r.firm_id AND t.kind = r.tkind AND t.ref_id = r.tref
+    WHERE r.firm_id = %s
 )
 """
 _SAME_EDGE = "e.case_id = we.case_id AND e.kind = we.kind AND e.source_id = we.source_id AND e.target_id = we.target_id"
-_NO_EDGE = (
-    f"NOT EXISTS (SELECT 1 FROM {E} x WHERE x.source_id = n.id) AND NOT EXISTS (SELECT 1 FROM {E} x WHERE x.target_id = n.id)"
-)
 
 
-def _wanted(*, firm_id: int | None, case_id: int | None) -> tuple[str, list[Any]]:
-    """The WITH clause defining wn and we for the firm or the case, and its parameters."""
-    scope = {"firm_id": firm_id, "case_id": case_id}
+def _no_edge(firm: str) -> str:
+    """SQL true for a node `n` no edge touches. An edge has its ends' firm (`firm`: SQL for it), so naming
+    it lets PostgreSQL read that firm's edges only: as a constant where the test sits under an OR (a
+    subplan, which would otherwise hash every edge), as n.firm_id elsewhere (an anti-join derives it)."""
+    return (
+        f"NOT EXISTS (SELECT 1 FROM {E} x WHERE x.firm_id = {firm} AND x.source_id = n.id) "
+        f"AND NOT EXISTS (SELECT 1 FROM {E} x WHERE x.firm_id = {firm} AND x.target_id = n.id)"
+    )
+
+
+_NO_EDGE = _no_edge("n.firm_id")
+
+
+def _wanted(*, firm_id: int, case_id: int | None) -> tuple[str, list[Any]]:
+    """The WITH clause defining wn and we for the firm, or for one case of it, and its parameters."""
+    scope = {"firm_id": None if case_id is not None else firm_id, "case_id": case_id}
     adapter = get_adapter()
     parts, params = {}, []
     for name, queryset in (
@@ -196,7 +211,7 @@ def _wanted(*, firm_id: int | None, case_id: int | None) -> tuple[str, list[Any]
     ):
         parts[name], part_params = queryset.query.sql_with_params()
         params += part_params
-    return _WANTED_SQL.format(**parts), params
+    return _WANTED_SQL.format(**parts), [*params, firm_id]
 
 
 def _keys(kind: str, label: str) -> tuple[str, str]:
@@ -207,7 +222,7 @@ def _keys(kind: str, label: str) -> tuple[str, str]:
 _NODE_NAME = "'node:' || w.firm_id || ':' || w.kind || ':' || w.ref_id"
 
 
-def _write_nodes(cursor: Any, with_sql: str, with_params: list[Any], changes: GraphChanges) -> int:
+def _write_nodes(cursor: Any, with_sql: str, with_params: list[Any], firm_id: int, changes: GraphChanges) -> int:
     """Insert the wanted nodes that are missing and relabel those whose label or keys differ; returns how many are wanted.
 
     The name keys come from `names.py` (Python), so the wanted labels are read
@@ -216,8 +231,9 @@ def _write_nodes(cursor: Any, with_sql: str, with_params: list[Any], changes: Gr
     """
     cursor.execute(
         f"{with_sql} SELECT wn.firm_id, wn.kind, wn.ref_id, wn.label, n.id, n.label, n.name_key, n.party_key "
-        f"FROM wn LEFT JOIN {N} n ON n.firm_id = wn.firm_id AND n.kind = wn.kind AND n.ref_id = wn.ref_id",
-        with_params,
+        f"FROM wn LEFT JOIN {N} n ON n.firm_id = wn.firm_id AND n.kind = wn.kind AND n.ref_id = wn.ref_id "
+        "WHERE wn.firm_id = %s",
+        [*with_params, firm_id],
     )
     rows = cursor.fetchall()
     new: list[list[Any]] = []
@@ -240,8 +256,9 @@ def _write_nodes(cursor: Any, with_sql: str, with_params: list[Any], changes: Gr
     if changed:
         cursor.execute(
             f"UPDATE {N} n SET label = w.label, name_key = w.name_key, party_key = w.party_key "
-            "FROM json_to_recordset(%s::json) AS w(id uuid, label text, name_key text, party_key text) WHERE n.id = w.id",
-            [json.dumps([dict(zip(("id", "label", "name_key", "party_key"), row, strict=True)) for row in changed])],
+            "FROM json_to_recordset(%s::json) AS w(id uuid, label text, name_key text, party_key text) "
+            "WHERE n.id = w.id AND n.firm_id = %s",
+            [json.dumps([dict(zip(("id", "label", "name_key", "party_key"), row, strict=True)) for row in changed]), firm_id],
         )
         changes.nodes_updated = cursor.rowcount
     return len(rows)
@@ -260,7 +277,7 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
     finishes the job.
     """
     changes = GraphChanges()
-    with_sql, with_params = _wanted(firm_id=None if case_id is not None else firm_id, case_id=case_id)
+    with_sql, with_params = _wanted(firm_id=firm_id, case_id=case_id)
     edge_scope = "e.case_id = %s" if case_id is not None else "e.firm_id = %s"
     scope_param = case_id if case_id is not None else firm_id
     with connection.cursor() as cursor:
@@ -271,13 +288,13 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
         )
         freed = sorted({node for row in cursor.fetchall() for node in row})
         changes.edges_removed = cursor.rowcount
-        wanted_nodes = _write_nodes(cursor, with_sql, with_params, changes)
+        wanted_nodes = _write_nodes(cursor, with_sql, with_params, firm_id, changes)
         # No ON CONFLICT: the firm's lock and the NOT EXISTS leave nothing to conflict with.
         cursor.execute(
             f"{with_sql} INSERT INTO {E} (id, firm_id, case_id, kind, source_id, target_id) "
             f"SELECT {_uuid_sql('d.h')}, d.firm_id, d.case_id, d.kind, d.source_id, d.target_id FROM ("
-            f"SELECT we.*, {_digest_sql(_EDGE_NAME)} AS h FROM we WHERE NOT EXISTS (SELECT 1 FROM {E} e WHERE {_SAME_EDGE}) "
-            "OFFSET 0) d",
+            f"SELECT we.*, {_digest_sql(_EDGE_NAME)} AS h FROM we "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {E} e WHERE e.firm_id = we.firm_id AND {_SAME_EDGE}) OFFSET 0) d",
             with_params,
         )
         changes.edges_added = cursor.rowcount
@@ -416,7 +433,8 @@ class GraphDrift:
 _STORED_EDGES = f"""
 se AS (
     SELECT e.id, e.case_id, e.kind, s.kind AS skind, s.ref_id AS sref, t.kind AS tkind, t.ref_id AS tref
-    FROM {E} e LEFT JOIN {N} s ON s.id = e.source_id LEFT JOIN {N} t ON t.id = e.target_id WHERE e.firm_id = %s
+    FROM {E} e LEFT JOIN {N} s ON s.id = e.source_id AND s.firm_id = e.firm_id
+    LEFT JOIN {N} t ON t.id = e.target_id AND t.firm_id = e.firm_id WHERE e.firm_id = %s
 )
 """
 _SAME_REFS = (
@@ -440,8 +458,8 @@ def graph_drift_firm(*, firm_id: int) -> GraphDrift:
         cursor.execute(
             f"{with_sql} SELECT wn.kind, wn.ref_id, wn.label, n.id, n.label, n.name_key, n.party_key "
             f"FROM wn LEFT JOIN {N} n ON n.firm_id = wn.firm_id AND n.kind = wn.kind AND n.ref_id = wn.ref_id "
-            "ORDER BY wn.kind, wn.ref_id",
-            with_params,
+            "WHERE wn.firm_id = %s ORDER BY wn.kind, wn.ref_id",
+            [*with_params, firm_id],
         )
         for kind, ref_id, label, node_id, old_label, old_name_key, old_party_key in cursor.fetchall():
             if node_id is None:
@@ -449,10 +467,10 @@ def graph_drift_firm(*, firm_id: int) -> GraphDrift:
             elif (label, *_keys(kind, label)) != (old_label, old_name_key, old_party_key):
                 relabelled.append((node_id, kind, ref_id, old_label, label))
         cursor.execute(
-            f"{with_sql} SELECT n.id, n.kind, n.ref_id, n.label, {_NO_EDGE} AS orphan FROM {N} n WHERE n.firm_id = %s "
+            f"{with_sql} SELECT n.id, n.kind, n.ref_id, n.label, {_no_edge('%s')} AS orphan FROM {N} n WHERE n.firm_id = %s "
             "AND (NOT EXISTS (SELECT 1 FROM wn WHERE wn.kind = n.kind AND wn.ref_id = n.ref_id) OR "
-            f"{_NO_EDGE}) ORDER BY n.kind, n.ref_id",
-            [*with_params, firm_id],
+            f"{_no_edge('%s')}) ORDER BY n.kind, n.ref_id",
+            [*with_params, *[firm_id] * 5],
         )
         nodes = cursor.fetchall()
         cursor.execute(

@@ -61,6 +61,16 @@ def lookup_key(text: str) -> str:
     return " ".join(_tokens(text or ""))
 
 
+def lookup_query(firm_id: int, key: str) -> str:
+    """A tsquery for the node index of migration 0016 (graph_memory_lookup_words): the nodes of this firm
+    whose lookup key may contain `key` (a lookup key). Each indexed lexeme is the firm and a suffix of
+    one word; `key`'s first word must end a word, its middle words be words and its last begin one,
+    so the index hands over every node that contains `key`, and a LIKE on the key then keeps the exact ones."""
+    terms = [f"'{firm_id}:{w}'" for w in key.replace("\\", "\\\\").replace("'", "''").split(" ") if w]
+    terms[-1] += ":*"
+    return " & ".join(terms)
+
+
 def _strip_one_form(tokens: list[str]) -> int:
     """How many trailing tokens make one legal form (0 if none), never the whole name."""
     for n in (4, 3, 2):

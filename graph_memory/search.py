@@ -27,13 +27,18 @@ starve the result: the firm's own index when it holds enough vectors to have
 one (`firm_indexes`; hnsw.ef_search = SEARCH_FIRM_EF_SEARCH), else the index
 shared by every firm (SEARCH_EF_SEARCH). A viewer who sees the whole of a
 firm with its own index (a firm admin) always gets that index, with nothing
-counted first (and, once this process has seen the index, with no statement
-before the walk's own: firm_indexes.KNOWN_FOR). If it still returns
-fewer rows than asked for, an exact scan. The statement that counts the
-visible set also ranks it when the answer is "exact". Word ranking:
-PostgreSQL full text over the GIN-indexed `search_vector` (header, names and
-summary). The rankings are fused by reciprocal rank fusion, which orders hits
-of equal score. Each path is a fixed number of statements, whatever the data size.
+counted first. If it still returns fewer rows than asked for, an exact scan.
+`search_cases` is one statement whatever the path: it counts the visible set
+(stopping past the cap) and ranks it exactly or walks the index, the walk's
+settings set by the statement itself. `vector_ranking` (benchmarks, tests)
+asks in separate statements (once this process has seen a firm admin's
+index, none before the walk's own: firm_indexes.KNOWN_FOR). Word ranking:
+PostgreSQL full text over `search_vector` (header, names and summary): a
+lawyer's visible summaries one by one, a firm admin's from the GIN index,
+each match probed against the wall in rank order. The visible set is listed
+at most once per statement and never rescanned for each row (the planner
+cannot estimate its size: issue 28). The rankings are fused by reciprocal
+rank fusion, which orders hits of equal score.
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -133,9 +137,11 @@ def _vectors(viewer: Any, model: str) -> _Vectors:
     if not sight.uses_sight(viewer):
         return _Vectors(f"({each_summary}) AS s", [model], "NULL::boolean", [])
     # The copies are an index of the wall, not the wall: each is kept only if its case is in `vis`.
+    # One probe of the viewer's copy (its primary key) per visible case: linear in the visible set
+    # whatever the planner thinks `vis` holds (a semi-join over it can rescan it for every copy).
     copies = (
-        f"SELECT v.case_id, v.embedding FROM {sight.VECTORS} v "
-        "WHERE v.viewer_id = %s AND v.embedding_model = %s AND v.case_id IN (SELECT id FROM vis)"
+        f"SELECT v.case_id, v.embedding FROM vis CROSS JOIN LATERAL (SELECT v.case_id, v.embedding "
+        f"FROM {sight.VECTORS} v WHERE v.viewer_id = %s AND v.case_id = vis.id AND v.embedding_model = %s OFFSET 0) AS v"
     )
     source, params = sight.gated(viewer, sighted=(copies, [viewer.pk, model]), walled=(each_summary, [model]))
     return _Vectors(f"({source}) AS s", params, f"({sight.FRESH})", [viewer.pk, access.viewer_firm_id(viewer)])
@@ -344,26 +350,21 @@ class _Floor:
 
 def _ranked_search(
     *, viewer: Any, visible: tuple[str, tuple[Any, ...]], q: str, limit: int, depth: int, floor: _Floor,
-    exact: tuple[str, str] | None = None, vector: VectorRanking | None = None,
-) -> tuple[bool, list[tuple[Any, ...]]]:
-    """One statement: the visible set (computed once), the vector ranking (exact over the visible
-    set when `exact` = (vector, model) is given and the set is within the cap, else `vector` as
-    ranked, or none), the word ranking, the floor, the fusion and the page with snippets.
+    vector: tuple[str, str] | None = None,
+) -> list[tuple[Any, ...]]:  # fmt: skip
+    """One statement: the vector ranking (`vector` = (query vector, model); exact over the visible
+    set within the cap, else the index walk), the word ranking, the floor, the fusion and the page
+    with snippets. Each ranking reads only visible cases, from the access module's statement: a
+    lawyer's from their visible set, listed once (`vis`); a firm admin's by probing that statement
+    for each candidate in rank order, so the firm's case ids are never listed.
 
-    Returns (whether the exact scan ran or nothing needed it, rows).
+    Returns the page's rows.
     """
     vis_sql, vis_params = visible
+    firm_id = access.viewer_firm_id(viewer)
     sql = _Sql()
-    vectors = _vectors(viewer, exact[1]) if exact is not None else None
-    if vectors is not None:
-        cap_sql, cap_params = _exact_cap(viewer)
-        sql.add(f"WITH {cap_sql},", *cap_params)
-        sql.add(f"vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
-        sql.add("n AS (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
-                "<= (SELECT cap FROM cap) AS exact, (SELECT cap FROM cap) = -1 AS own_index),")  # fmt: skip
-    else:
-        sql.add(f"WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
-        sql.add("n AS (SELECT true AS exact, NULL::boolean AS own_index),")  # nothing to decide
+    # Unreferenced (a firm admin's words-only search), it is never computed.
+    sql.add(f"WITH vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id)),", *vis_params)
     # The query's words as stemmed lexemes (stop words dropped): "every word" and "any word" queries,
     # and how many a summary must hold.
     sql.add(
@@ -375,69 +376,27 @@ def _ranked_search(
         ),""",
         q,
     )
-    if vectors is not None:
-        sql.add(
-            f"""vec AS (
-                SELECT e.case_id, e.distance, row_number() OVER (ORDER BY e.distance, e.case_id) AS rank FROM (
-                    SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
-                    FROM n CROSS JOIN {vectors.source}
-                    WHERE n.exact
-                    ORDER BY distance, s.case_id LIMIT %s
-                ) AS e
-            ),""",
-            exact[0], *vectors.source_params, depth,
-        )  # fmt: skip
+    fresh: tuple[str, list[Any]] = ("NULL::boolean", [])
+    if vector is None:
+        sql.add("vec AS (SELECT NULL::bigint AS case_id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false),")
     else:
-        ranked = vector or VectorRanking([], [], "exact")
-        sql.add(
-            "vec AS (SELECT v.case_id, v.distance, v.rank "
-            "FROM unnest(%s::bigint[], %s::float8[]) WITH ORDINALITY AS v(case_id, distance, rank)),",
-            list(ranked.case_ids), [float(d) for d in ranked.distances],
-        )
-    # Without an embedder the words are all there is: half of them qualify a summary (an assistant asks
-    # in sentences). With one, every word must be there; meaning covers the paraphrases.
-    # A firm admin's summaries come from the GIN index; anyone else's one by one from their visible
-    # cases, so that summaries hidden from them cost nothing however well they match (issue 15).
-    summaries = (
-        f"{S} s" if access.sees_whole_firm(viewer)
-        else f"vis CROSS JOIN LATERAL (SELECT * FROM {S} s WHERE s.case_id = vis.id OFFSET 0) s"
-    )
-    sql.add(
-        f"""kw AS (
-            SELECT s.case_id, f.found, row_number() OVER (
-                ORDER BY f.found DESC, ts_rank_cd(s.search_vector, words.any_word) DESC, s.case_id) AS rank
-            FROM {summaries} CROSS JOIN words
-            CROSS JOIN LATERAL (
-                SELECT CASE WHEN %s THEN words.total ELSE (
-                    SELECT count(*) FROM unnest(words.lexemes) x WHERE s.search_vector @@ quote_literal(x)::tsquery
-                ) END AS found
-            ) f
-            WHERE s.firm_id = %s AND s.case_id IN (SELECT id FROM vis)
-              AND s.search_vector @@ (CASE WHEN %s THEN words.every_word ELSE words.any_word END)
-              AND f.found * 2 >= words.total
-            ORDER BY rank LIMIT %s
-        ),""",
-        floor.all_words, access.viewer_firm_id(viewer), floor.all_words, depth,
-    )  # fmt: skip
+        fresh = _add_vector_ranking(sql, viewer=viewer, visible=visible, vector=vector, depth=depth)
+    _add_word_ranking(sql, viewer=viewer, visible=visible, floor=floor, depth=depth)
     # Score: 0.5 at the similarity floor rising to 1.0 at identity; the share of the words found.
     meaning = "CASE WHEN 1 - vec.distance >= %s THEN 0.5 + 0.5 * (1 - vec.distance - %s) / (1 - %s) END"
     ref_sql, ref_params = _references_sql()
+    # No second join to the visible set: both rankings read only visible cases, in this statement.
     sql.add(
         f"""fused AS (
             SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
                    coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf,
                    {meaning} AS meaning, kw.found::float8 / nullif(words.total, 0) AS words
             FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id CROSS JOIN words
-            -- Too many visible cases for the exact scan: the caller asks the index and comes back.
-            WHERE (SELECT n.exact FROM n)
         ),
         top AS (
-            -- Joined to the visible set again: given vector ids were read by an
-            -- earlier statement, and access may have changed since.
             SELECT f.case_id, greatest(f.meaning, f.words) AS score, f.rrf, f.meaning, f.words,
                    c.reference AS key, n.id AS node_id, n.label
             FROM fused f
-            JOIN vis ON vis.id = f.case_id
             JOIN ({ref_sql}) AS c(id, reference) ON c.id = f.case_id
             JOIN {N} n ON n.firm_id = %s AND n.kind = %s AND n.ref_id = c.id
             WHERE f.meaning IS NOT NULL OR f.words IS NOT NULL
@@ -448,20 +407,123 @@ def _ranked_search(
             SELECT top.*, ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %s) AS snippet
             FROM top JOIN {S} s ON s.case_id = top.case_id CROSS JOIN words
         )
-        SELECT n.exact, n.own_index, {vectors.fresh if vectors else "NULL::boolean"}, hits.case_id, hits.score, hits.key,
+        SELECT {fresh[0]}, hits.case_id, hits.score, hits.key,
                hits.node_id, hits.label, hits.snippet, hits.meaning, hits.words
-        FROM n LEFT JOIN hits ON true
+        FROM (SELECT 1) AS one LEFT JOIN hits ON true
         ORDER BY hits.score DESC, hits.rrf DESC, hits.key, hits.case_id""",
         floor.similarity, floor.similarity, floor.similarity,
-        *ref_params, access.viewer_firm_id(viewer), Node.Kind.CASE.value, limit, HEADLINE_OPTIONS,
-        *(vectors.fresh_params if vectors else []),
+        *ref_params, firm_id, Node.Kind.CASE.value, limit, HEADLINE_OPTIONS, *fresh[1],
     )  # fmt: skip
     rows = sql.rows()
-    if rows[0][1]:  # the firm has its own index: next time, straight to it
-        firm_indexes.saw_index(access.viewer_firm_id(viewer))
-    if rows[0][2] is False:
+    if rows[0][0] is False:
         sight.rebuild_later(viewer)
-    return rows[0][0], [row[3:] for row in rows if row[3] is not None]
+    return [row[1:] for row in rows if row[1] is not None]
+
+
+def _add_vector_ranking(
+    sql: _Sql, *, viewer: Any, visible: tuple[str, tuple[Any, ...]], vector: tuple[str, str], depth: int
+) -> tuple[str, list[Any]]:
+    """The CTEs `cap`, `n`, `walk`, `ann` and `vec` (case_id, distance, rank): the `depth` visible
+    cases nearest to the query vector, exact when the viewer sees at most `cap` vectors, else from
+    the HNSW index, and exact again if the index came back short (vector_ranking's rule, in the
+    statement that uses it). Returns the expression saying whether a lawyer's sight was current."""
+    vis_sql, vis_params = visible
+    query, model = vector
+    firm_id = access.viewer_firm_id(viewer)
+    cap_sql, cap_params = _exact_cap(viewer)
+    vectors = _vectors(viewer, model)
+    sql.add(f"{cap_sql},", *cap_params)
+    # Counting stops past the cap; a firm admin whose firm has its own index (cap -1) counts nothing.
+    sql.add("n AS MATERIALIZED (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
+            "<= (SELECT cap FROM cap) AS exact),")  # fmt: skip
+    # The index walk's settings, set by the statement itself: the walk's query vector comes from
+    # the same row, so they are in force before the walk's first step (pgvector reads them then).
+    # Local: they end with the transaction (this statement, outside one).
+    sql.add(
+        f"""walk AS MATERIALIZED (
+            SELECT %s::vector AS query, set_config('hnsw.iterative_scan', 'strict_order', true) AS iterative,
+                   set_config('hnsw.ef_search', (CASE WHEN {firm_indexes.exists_sql()} THEN %s ELSE %s END)::text, true) AS ef
+        ),""",
+        query, firm_indexes.index_name(firm_id or 0),
+        max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth), max(int(conf.get("SEARCH_EF_SEARCH")), depth),
+    )  # fmt: skip
+    # Iterative scan in strict order: the index keeps walking until `depth` candidates pass the wall,
+    # each probed on its own (IS TRUE keeps the planner from turning the probe into a join, OFFSET 0
+    # from hashing every visible id first). Not run at all when the exact scan answers.
+    sql.add(
+        f"""ann AS MATERIALIZED (
+            SELECT s.case_id, s.embedding <=> (SELECT w.query FROM walk w) AS distance FROM {S} s
+            WHERE NOT (SELECT n.exact FROM n) AND s.firm_id = %s AND s.embedding_model = %s
+              AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id OFFSET 0)) IS TRUE
+            ORDER BY distance LIMIT %s
+        ),""",
+        firm_id, model, *vis_params, depth,
+    )  # fmt: skip
+    sql.add(
+        f"""vec AS (
+            SELECT r.case_id, r.distance, row_number() OVER (ORDER BY r.distance, r.case_id) AS rank FROM (
+                SELECT ann.case_id, ann.distance FROM ann WHERE (SELECT count(*) FROM ann) >= %s
+                UNION ALL (
+                    SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
+                    FROM {vectors.source}
+                    WHERE (SELECT count(*) FROM ann) < %s
+                    ORDER BY distance, s.case_id LIMIT %s
+                )
+            ) AS r
+        ),""",
+        depth, query, *vectors.source_params, depth, depth,
+    )  # fmt: skip
+    return vectors.fresh, vectors.fresh_params
+
+
+def _add_word_ranking(
+    sql: _Sql, *, viewer: Any, visible: tuple[str, tuple[Any, ...]], floor: _Floor, depth: int
+) -> None:
+    """The CTE `kw` (case_id, found, rank): the `depth` visible summaries that hold the query's words
+    best. Without an embedder the words are all there is: half of them qualify a summary (an
+    assistant asks in sentences). With one, every word must be there; meaning covers the paraphrases."""
+    vis_sql, vis_params = visible
+    whole_firm = access.sees_whole_firm(viewer)
+    # A lawyer's summaries one by one from their visible cases, so that summaries hidden from them
+    # cost nothing however well they match (issue 15); a firm admin's from the GIN index.
+    summaries = (
+        f"{S} s" if whole_firm else f"vis CROSS JOIN LATERAL (SELECT * FROM {S} s WHERE s.case_id = vis.id OFFSET 0) s"
+    )
+    matches = (
+        f"""SELECT s.case_id, f.found, ts_rank_cd(s.search_vector, words.any_word) AS rank_cd
+            FROM {summaries} CROSS JOIN words
+            CROSS JOIN LATERAL (
+                SELECT CASE WHEN %s THEN words.total ELSE (
+                    SELECT count(*) FROM unnest(words.lexemes) x WHERE s.search_vector @@ quote_literal(x)::tsquery
+                ) END AS found
+            ) f
+            WHERE s.firm_id = %s
+              AND s.search_vector @@ (CASE WHEN %s THEN words.every_word ELSE words.any_word END)
+              AND f.found * 2 >= words.total""",
+        [floor.all_words, access.viewer_firm_id(viewer), floor.all_words],
+    )
+    order = "m.found DESC, m.rank_cd DESC, m.case_id"
+    if not whole_firm:
+        sql.add(
+            f"kw AS (SELECT m.case_id, m.found, row_number() OVER (ORDER BY {order}) AS rank "
+            f"FROM ({matches[0]}) AS m ORDER BY rank LIMIT %s),",
+            *matches[1], depth,
+        )  # fmt: skip
+        return
+    # A firm admin: every match of the firm ranked, then probed against the wall in that order until
+    # `depth` pass (the probes of a nested loop under a LIMIT): the firm's case ids are never listed.
+    sql.add(
+        f"""kw AS (
+            SELECT o.case_id, o.found, row_number() OVER (ORDER BY o.found DESC, o.rank_cd DESC, o.case_id) AS rank
+            FROM (
+                SELECT m.case_id, m.found, m.rank_cd
+                FROM ({matches[0]} ORDER BY found DESC, rank_cd DESC, case_id OFFSET 0) AS m
+                CROSS JOIN LATERAL (SELECT 1 FROM ({vis_sql}) AS w(id) WHERE w.id = m.case_id LIMIT 1) AS still_open
+                ORDER BY {order} LIMIT %s
+            ) AS o
+        ),""",
+        *matches[1], *vis_params, depth,
+    )  # fmt: skip
 
 
 def search_cases(
@@ -476,9 +538,8 @@ def search_cases(
     larger of the meaning score (0.5 at the embedder's similarity floor, 1.0
     at identity) and the share of the query's words the summary holds. `mode`
     is "hybrid" when the embedder answered, "keyword" when none is configured
-    or it failed. `embedder` overrides the configured one. One statement, or
-    six when the visible set is large enough for the index (five for a firm
-    admin whose firm's own index this process saw a moment ago).
+    or it failed. `embedder` overrides the configured one. One statement,
+    whatever the path the vector ranking takes.
     Raises ValueError for an empty or over-long `q` or a bad `limit`.
     """
     limit = conf.page_size(limit)
@@ -492,17 +553,13 @@ def search_cases(
     # Each ranking contributes its top `depth` to the fusion: twice the page, at least 20.
     depth = min(max(2 * limit, 20), 2 * int(conf.get("PAGE_MAX")))
     embedded = _query_vector(embedder, q, firm_id=access.viewer_firm_id(viewer))
-    search = partial(_ranked_search, viewer=viewer, visible=visible, q=q, limit=limit, depth=depth)
     if embedded is None:
-        _, rows = search(floor=_Floor(similarity=None, all_words=False))
+        floor, vector = _Floor(similarity=None, all_words=False), None
     else:
-        used, vector = embedded
+        used, query = embedded
         floor = _Floor(similarity=min_similarity(used.model), all_words=True)
-        exact = (Vector(list(vector)).to_text(), used.model)
-        ran, rows = (False, []) if _walks_own_index(viewer) else search(floor=floor, exact=exact)
-        if not ran:
-            ranking = _index_ranking(viewer=viewer, visible=visible, vector=exact[0], model=used.model, depth=depth)
-            _, rows = search(floor=floor, vector=ranking)
+        vector = (Vector(list(query)).to_text(), used.model)
+    rows = _ranked_search(viewer=viewer, visible=visible, q=q, limit=limit, depth=depth, floor=floor, vector=vector)
     hits = [
         SearchHit(
             case=NodeRef(id=str(node_id), kind=Node.Kind.CASE.value, label=label),

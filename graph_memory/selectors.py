@@ -18,8 +18,8 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from graph_memory import access, conf, names, sight, walled_reads
 from graph_memory.models import Edge, Node
-from graph_memory.models.graph import PARTY_VARIANTS_COLUMN
-from graph_memory.names import lookup_key
+from graph_memory.models.graph import LOOKUP_WORDS_EXPRESSION, PARTY_VARIANTS_COLUMN
+from graph_memory.names import lookup_key, lookup_query
 
 
 @dataclass(frozen=True)
@@ -222,11 +222,13 @@ def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-# Candidates are sorted first and checked against the wall lazily (see the walk).
+# Candidates come from the firm's entries of the words index (migration 0016), the LIKE keeps those
+# that hold the text asked; they are sorted first and checked against the wall lazily (see the walk).
 _LOOKUP_SQL = f"""
 SELECT n.id, n.kind, n.label FROM (
     SELECT id, kind, label, name_key LIKE %s AS prefix FROM {N}
-    WHERE firm_id = %s AND name_key LIKE %s AND (%s::text IS NULL OR kind = %s)
+    WHERE firm_id = %s AND {LOOKUP_WORDS_EXPRESSION.format(alias="")} @@ %s::tsquery AND name_key LIKE %s
+      AND (%s::text IS NULL OR kind = %s)
     ORDER BY prefix DESC, label, id OFFSET 0
 ) n
 CROSS JOIN LATERAL (
@@ -252,7 +254,8 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
     pattern, firm_id = _like_escape(key), access.viewer_firm_id(viewer)
     sighted = None
     if access.sees_whole_firm(viewer):
-        sql, params = _LOOKUP_SQL, [f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, *visible_params, limit + 1]
+        sql = _LOOKUP_SQL
+        params = [f"{pattern}%", firm_id, lookup_query(firm_id, key), f"%{pattern}%", kind, kind, *visible_params, limit + 1]
     else:  # from the viewer's cases (walled_reads)
         sql = walled_reads.LOOKUP
         params = [*visible_params, f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, limit + 1]

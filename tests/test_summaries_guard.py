@@ -119,6 +119,19 @@ def test_a_rewrite_that_loses_half_of_what_it_selected_to_verification_is_reject
     assert CaseSummary.objects.get(pk=previous.pk).text == previous.text
 
 
+def test_ids_selected_twice_are_redundant_not_invented(openai_server: OpenAIServer, case: Case) -> None:
+    seed_previous(openai_server, case.pk)
+    rich = selection(case.pk, RICH)
+    every = [p for name in rich for p in rich[name]]
+    # Sentences selected again under another heading: repeats, no invention.
+    repeated = {**rich, "open_questions": [*rich["open_questions"], *every, *every][:6]}
+    openai_server.add_chat(Reply.json(repeated))
+    summary = summarize_case(case_id=case.pk)
+    counts = summary.verification["counts"]
+    assert counts["repeated_id"] > 0 and counts["unknown_id"] == 0
+    assert summary.last_attempt["guard"]["ids_known"] == counts["ids"]
+
+
 def test_a_smaller_rewrite_is_saved_when_the_records_shrank(openai_server: OpenAIServer, case: Case) -> None:
     seed_previous(openai_server, case.pk)
     # The documents and the draft behind five of the seven statements are gone.

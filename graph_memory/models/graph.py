@@ -20,6 +20,11 @@ PARTY_VARIANTS_COLUMN = "party_variants"
 # Another (migration 0013): `party_hashes` (int[]), the same strings and the exact key as numbers
 # (names.variant_hash), which lawyers' sights copy for their conflict checks.
 PARTY_HASHES_COLUMN = "party_hashes"
+# And an index Django does not manage (migration 0016): GIN over this expression, each word of the
+# node's name_key and its suffixes with the firm in front, as tsvector lexemes; a firm admin's
+# lookup finds candidates with `@@` names.lookup_query(...). A statement uses the index only if it
+# spells the expression as here (columns of the node table, any alias).
+LOOKUP_WORDS_EXPRESSION = "graph_memory_lookup_words({alias}firm_id, {alias}name_key)"
 
 
 class Node(models.Model):

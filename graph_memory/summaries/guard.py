@@ -7,8 +7,9 @@ brackets, defaults after them), judged by what is served, never by counts a
 writer could inflate:
 
 1. Of the sentence ids it selected, at least GUARD_MIN_KEPT_RATE (0.5) name a
-   sentence of the slice: a writer that had half its selection thrown away is
-   not trusted with the rest.
+   sentence of the slice (an id selected twice names one; it is only served
+   once): a writer that invented half its selection is not trusted with the
+   rest.
 2. It serves at least GUARD_MIN_SHARE (0.6) as many distinct sentences, and
    covers at least that share of the distinct records, as the current summary
    does with the sentences that are still backed (their records still in the
@@ -87,7 +88,9 @@ def judge_rewrite(
     in_slice = {item.source_id: item.kind for item in context.items}
     counts = report.get("counts") or {}
     asked = int(counts.get("ids", 0) or 0)
-    known = int(counts.get("ids_kept", 0) or 0)
+    # An id the slice does not have is an invention; one selected twice is only redundant (it names a
+    # sentence of the slice, served once): trust is judged on the inventions.
+    known = asked - int(counts.get("unknown_id", 0) or 0)
     current_sentences, current_records = _served(current, in_slice)
     new_sentences, new_records = _served(new, in_slice)
     current_fields = _field_records(statements(current), in_slice)
@@ -96,7 +99,7 @@ def judge_rewrite(
     min_share = float(conf.get("GUARD_MIN_SHARE"))
     figures: dict[str, Any] = {
         "ids": asked,
-        "ids_kept": known,
+        "ids_known": known,
         "kept_rate": round(known / asked, 3) if asked else None,
         "current_statements": sum(1 for _ in statements(current)),
         "current_sentences": len(current_sentences),
