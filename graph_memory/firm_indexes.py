@@ -53,7 +53,8 @@ def exists_sql() -> str:
 
 
 # Firms this process saw with an index of their own, and when (time.monotonic()): a firm admin's
-# search then walks it at once, without the statement that would find out (search.py). Trusted for
+# `vector_ranking` then walks it at once, without the statement that would find out (search.py;
+# `search_cases` decides inside its one statement and needs no memory). Trusted for
 # KNOWN_FOR seconds, so an index dropped meanwhile costs at most that long on the shared index
 # (the walk's own statement still reads the catalogue to set its candidate list).
 KNOWN_FOR = 60.0

@@ -120,9 +120,9 @@ _ONE_SUMMARY = (
 
 @dataclass(frozen=True)
 class _Vectors:
-    """Where an exact scan reads the visible vectors (`source`, rows `s` with case_id and embedding; it
-    needs the CTE `vis`), and an expression saying whether a lawyer's sight was current (`fresh`:
-    NULL for anyone without one)."""
+    """Where an exact scan reads the visible vectors (`source`, rows `s` with case_id and embedding; a
+    lawyer's needs the CTE `vis`), and an expression saying whether a lawyer's sight was current
+    (`fresh`: NULL for anyone without one)."""
 
     source: str
     source_params: list[Any]
@@ -130,9 +130,18 @@ class _Vectors:
     fresh_params: list[Any]
 
 
-def _vectors(viewer: Any, model: str) -> _Vectors:
+def _vectors(viewer: Any, model: str, visible: tuple[str, tuple[Any, ...]]) -> _Vectors:
     """A lawyer's copies of their cases' vectors (graph_memory.sight) while their sight is current,
-    one contiguous run of pages, else each visible case's summary row (one page per case)."""
+    one contiguous run of pages, else each visible case's summary row (one page per case). A firm
+    admin's: the firm's summaries, each probed against the wall (their ids are never listed)."""
+    if access.sees_whole_firm(viewer):
+        vis_sql, vis_params = visible
+        return _Vectors(
+            f"(SELECT s.case_id, s.embedding FROM {S} s WHERE s.firm_id = %s AND s.embedding_model = %s "
+            f"AND s.embedding IS NOT NULL AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id "
+            "OFFSET 0)) IS TRUE) AS s",
+            [access.viewer_firm_id(viewer), model, *vis_params], "NULL::boolean", [],
+        )  # fmt: skip
     each_summary = f"SELECT s.case_id, s.embedding FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s"
     if not sight.uses_sight(viewer):
         return _Vectors(f"({each_summary}) AS s", [model], "NULL::boolean", [])
@@ -386,6 +395,8 @@ def _ranked_search(
     meaning = "CASE WHEN 1 - vec.distance >= %s THEN 0.5 + 0.5 * (1 - vec.distance - %s) / (1 - %s) END"
     ref_sql, ref_params = _references_sql()
     # No second join to the visible set: both rankings read only visible cases, in this statement.
+    # The candidates (at most 2 x depth) drive every lookup after the fusion, one probe each (LATERAL,
+    # OFFSET 0): joined, the planner may scan every case node of the firm and redo the rankings for each.
     sql.add(
         f"""fused AS (
             SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
@@ -397,15 +408,17 @@ def _ranked_search(
             SELECT f.case_id, greatest(f.meaning, f.words) AS score, f.rrf, f.meaning, f.words,
                    c.reference AS key, n.id AS node_id, n.label
             FROM fused f
-            JOIN ({ref_sql}) AS c(id, reference) ON c.id = f.case_id
-            JOIN {N} n ON n.firm_id = %s AND n.kind = %s AND n.ref_id = c.id
+            CROSS JOIN LATERAL (SELECT c.reference FROM ({ref_sql}) AS c(id, reference) WHERE c.id = f.case_id OFFSET 0) c
+            CROSS JOIN LATERAL (
+                SELECT n.id, n.label FROM {N} n WHERE n.firm_id = %s AND n.kind = %s AND n.ref_id = f.case_id OFFSET 0
+            ) n
             WHERE f.meaning IS NOT NULL OR f.words IS NOT NULL
-            ORDER BY score DESC, f.rrf DESC, c.reference, c.id
+            ORDER BY score DESC, f.rrf DESC, c.reference, f.case_id
             LIMIT %s
         ),
         hits AS (
             SELECT top.*, ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %s) AS snippet
-            FROM top JOIN {S} s ON s.case_id = top.case_id CROSS JOIN words
+            FROM top CROSS JOIN LATERAL (SELECT s.text FROM {S} s WHERE s.case_id = top.case_id OFFSET 0) s CROSS JOIN words
         )
         SELECT {fresh[0]}, hits.case_id, hits.score, hits.key,
                hits.node_id, hits.label, hits.snippet, hits.meaning, hits.words
@@ -431,7 +444,7 @@ def _add_vector_ranking(
     query, model = vector
     firm_id = access.viewer_firm_id(viewer)
     cap_sql, cap_params = _exact_cap(viewer)
-    vectors = _vectors(viewer, model)
+    vectors = _vectors(viewer, model, visible)
     sql.add(f"{cap_sql},", *cap_params)
     # Counting stops past the cap; a firm admin whose firm has its own index (cap -1) counts nothing.
     sql.add("n AS MATERIALIZED (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "

@@ -185,15 +185,15 @@ def test_a_firm_admin_goes_straight_to_the_firms_own_index(two_firms, django_ass
     firm_indexes.ensure_search_indexes()
     assert (method(admin), method(lawyer)) == ("hnsw", "exact")
     stub = search_support.FixedEmbedder(query)
-    # Seen a moment ago: BEGIN, the scan settings, index scan, COMMIT, fusion.
-    with django_assert_num_queries(5):
+    # The whole search is one statement: it finds the index, sets the walk's settings and walks it.
+    with django_assert_num_queries(1):
         result = services.search_cases(viewer=admin, q="lease", limit=5, embedder=stub)
     assert result.mode == "hybrid" and {h.case_id for h in result.results} <= set(corpus.case_ids[big.pk].tolist())
-    # Not seen (a new process, or KNOWN_FOR later): first the statement that finds it (and counts nothing).
+    # Seen or not by this process (a new process, or KNOWN_FOR later), still one statement.
     firm_indexes.forget_seen()
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(1):
         again = services.search_cases(viewer=admin, q="lease", limit=5, embedder=stub)
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(1):
         assert services.search_cases(viewer=admin, q="lease", limit=5, embedder=stub) == again == result
 
 

@@ -119,7 +119,7 @@ def test_search_query_count_does_not_grow_with_matters(settings: Any, cases: int
         result = services.search_cases(viewer=lawyer, q="lease rent", limit=3, embedder=stub)
     assert result.mode == "hybrid" and len(result.results) == 3
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0.0}
-    # Index: counting statement, savepoint, the scan settings, index scan, release, fusion.
-    with django_assert_num_queries(6):
+    # Index: the walk (its settings set by the statement itself), words, fusion and snippets: one statement.
+    with django_assert_num_queries(1):
         result = services.search_cases(viewer=lawyer, q="lease rent", limit=3, embedder=stub)
     assert len(result.results) == 3

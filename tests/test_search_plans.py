@@ -1,0 +1,189 @@
+"""The plans of a whole search (`search_cases`), read from EXPLAIN (ANALYZE, FORMAT JSON), not timed (issue 28).
+
+- A lawyer who may open thousands of cases: their visible set (the CTE `vis`) is
+  listed once and never rescanned for each row (a semi-join over it, estimated at
+  a few rows, once rescanned all of it for every visible case: quadratic), and
+  their grants are only ever probed one case at a time; whichever path the
+  vector ranking takes (the index walk, the exact scan of their summaries or of
+  their sight's copies) and without an embedder.
+- A firm admin: one statement, and the firm's case ids are never listed: every
+  read of the case table is a probe of one case.
+- The index walk's settings, set by the statement itself, are in force for the walk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from django.db import connection, transaction
+
+from accounts.models import User
+from graph_memory import firm_indexes, search, services, sight
+from practice.models import Case, CaseUserObjectPermission
+from tests import search_support
+from tests.factories import FirmFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_configured_embedder(settings) -> None:
+    """Words only means words only: a search given no embedder does not fall back to a configured one."""
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none"}
+
+CASES, VISIBLE, FEW = 4_000, 3_200, 200
+DEPTH = 20  # search_cases' depth for a page of 10
+
+
+@pytest.fixture(scope="module")
+def big_firm(django_db_setup, django_db_blocker):  # -> Iterator[dict[str, Any]]
+    """A firm of 4,000 embedded cases with its map and its own index; a lawyer on 3,200 of them, one
+    on 200, and the firm's admin. Loaded once, in a transaction rolled back at the end."""
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            firm = FirmFactory(slug="plans")
+            corpus = search_support.load_corpus(firms=[firm], per_firm=CASES)
+            with connection.cursor() as cursor:
+                # As firm_indexes.ensure_search_indexes builds it, but inside this transaction (so not CONCURRENTLY).
+                cursor.execute(
+                    f"CREATE INDEX {firm_indexes.index_name(firm.pk)} ON {search.S} "
+                    f"USING hnsw (embedding vector_cosine_ops) WHERE firm_id = {firm.pk}"
+                )
+                cursor.execute(f"ANALYZE {search.S}")
+            lawyer, visible = search_support.grant_share(corpus, firm, share=VISIBLE / CASES, username="plans-lawyer")
+            few, few_visible = search_support.grant_share(corpus, firm, share=FEW / CASES, username="plans-few")
+            admin = UserFactory(firm=firm, username="plans-admin", role=User.Role.ADMIN)
+            yield {"corpus": corpus, "firm": firm, "lawyer": (lawyer, visible), "few": (few, few_visible), "admin": admin}
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+            firm_indexes.forget_seen()
+
+
+def _statements(call: Callable[[], Any]) -> list[tuple[str, Any]]:
+    """The SQL and parameters of every statement `call` runs."""
+    seen: list[tuple[str, Any]] = []
+
+    def record(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        seen.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        call()
+    return seen
+
+
+def _plan(statement: tuple[str, Any]) -> dict[str, Any]:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement[0], statement[1])
+        explained = cursor.fetchone()[0]
+    return (json.loads(explained) if isinstance(explained, str) else explained)[0]["Plan"]
+
+
+def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", []):
+        yield from _nodes(child)
+
+
+def _search_plan(viewer: User, query: np.ndarray | None, q: str = "lease") -> dict[str, Any]:
+    """The plan of the one statement of the viewer's whole search (hybrid with `query`, else words only)."""
+    embedder = None if query is None else search_support.FixedEmbedder(query)
+    services.search_cases(viewer=viewer, q=q, limit=10, embedder=embedder)  # the permission's id, read once
+    statements = _statements(lambda: services.search_cases(viewer=viewer, q=q, limit=10, embedder=embedder))
+    assert len(statements) == 1
+    return _plan(statements[0])
+
+
+def _rescans_of_the_visible_set(plan: dict[str, Any]) -> list[str]:
+    """Nodes that read the visible set more than once (`vis` rescanned, or a grant range re-read for
+    each row, as a semi-join or the inner side of a nested loop does), or more than one grant per probe."""
+    grants = CaseUserObjectPermission._meta.db_table
+    found = []
+    for node in _nodes(plan):
+        loops, rows = node.get("Actual Loops", 0), node.get("Actual Rows", 0)
+        if node.get("CTE Name") == "vis" and loops > 1:
+            found.append(f"{node['Node Type']} on vis, {loops} loops")
+        if node.get("Relation Name") == grants and loops > 1 and rows > 1:
+            found.append(f"{node['Node Type']} on {grants}, {loops} loops of {rows} rows")
+    return found
+
+
+def _query(big_firm: dict[str, Any], seed: int = 3) -> np.ndarray:
+    return big_firm["corpus"].queries(1, seed=seed)[0]
+
+
+@pytest.mark.parametrize("path", ["index walk", "exact scan of the summaries", "exact scan of the sight", "words only"])
+def test_a_lawyers_search_never_rescans_their_visible_set(big_firm, settings, path) -> None:
+    lawyer, visible = big_firm["lawyer"]
+    assert len(visible) > search_support.exact_cap()  # the walk by default
+    if path.startswith("exact"):
+        settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 10 * CASES}
+    if path == "exact scan of the sight":
+        assert sight.rebuild(lawyer) and sight.current(lawyer)
+    else:
+        settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}
+    plan = _search_plan(lawyer, None if path == "words only" else _query(big_firm))
+    assert _rescans_of_the_visible_set(plan) == []
+    listed = [n for n in _nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
+    assert listed and max(n["Actual Rows"] for n in listed) == len(visible)  # listed once, and whole
+    walked = [n for n in _nodes(plan) if n.get("Index Name") == firm_indexes.index_name(big_firm["firm"].pk)]
+    assert bool(walked and walked[0]["Actual Loops"]) == (path == "index walk")
+    copies = [n for n in _nodes(plan) if n.get("Relation Name") == sight.VECTORS and n.get("Actual Loops")]
+    assert bool(copies) == (path == "exact scan of the sight")
+
+
+def test_a_lawyers_search_answers_from_their_cases_only(big_firm) -> None:
+    lawyer, visible = big_firm["lawyer"]
+    for seed in range(3):
+        result = services.search_cases(
+            viewer=lawyer, q="lease", limit=10, embedder=search_support.FixedEmbedder(_query(big_firm, seed))
+        )
+        assert result.mode == "hybrid" and result.results
+        assert {h.case_id for h in result.results} <= set(visible.tolist())
+
+
+@pytest.mark.parametrize("path", ["index walk", "walk short, then exact", "words only"])
+def test_a_firm_admins_search_is_one_statement_that_lists_no_case_ids(
+    big_firm, path, django_assert_num_queries
+) -> None:
+    """Also when the walk comes back short (here: no vector of the query's model) and the exact scan
+    reads the firm's summaries: each is probed against the wall, none listed from it."""
+    admin, firm = big_firm["admin"], big_firm["firm"]
+    query = None if path == "words only" else _query(big_firm)
+    model = "other:model" if path.startswith("walk short") else search_support.MODEL
+    embedder = None if query is None else search_support.FixedEmbedder(query, model=model)
+    firm_indexes.forget_seen()  # whether or not this process has seen the firm's index
+    with django_assert_num_queries(1):
+        result = services.search_cases(viewer=admin, q="lease", limit=10, embedder=embedder)
+    assert result.results and {h.case_id for h in result.results} <= set(big_firm["corpus"].case_ids[firm.pk].tolist())
+    (statement,) = _statements(lambda: services.search_cases(viewer=admin, q="lease", limit=10, embedder=embedder))
+    plan = _plan(statement)
+    cases = Case._meta.db_table
+    reads = [n for n in _nodes(plan) if n.get("Relation Name") == cases and n.get("Actual Loops")]
+    assert reads and all(n["Actual Rows"] <= 1 for n in reads)  # one case per probe, never a list
+    assert sum(n["Actual Loops"] for n in reads) <= 4 * DEPTH  # the candidates' probes, not the firm's 4,000
+    assert not [n for n in _nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
+    walked = [n for n in _nodes(plan) if n.get("Index Name") == firm_indexes.index_name(firm.pk)]
+    assert bool(walked and walked[0]["Actual Loops"]) == (path == "index walk")
+
+
+def test_the_walks_settings_are_in_force_for_the_walk(big_firm, settings) -> None:
+    """A lawyer on 5% of the firm, sent to the index with a candidate list of the depth alone: only the
+    iterative scan, set by the statement itself, fills the page from the walk (pgvector's defaults,
+    no iterative scan and 40 candidates, would yield about two of theirs and fall back to the exact scan)."""
+    settings.GRAPH_MEMORY = {
+        **settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0.0,
+        "SEARCH_EF_SEARCH": 1, "SEARCH_FIRM_EF_SEARCH": 1, "LAWYER_SIGHT": False,
+    }  # fmt: skip
+    few, visible = big_firm["few"]
+    plan = _search_plan(few, _query(big_firm, seed=11))
+    (walk,) = [n for n in _nodes(plan) if n.get("Subplan Name") == "CTE ann"]
+    assert walk["Actual Rows"] == DEPTH  # a full page of candidates: the exact scan is not needed
+    assert len(visible) == FEW
