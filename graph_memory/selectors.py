@@ -291,10 +291,13 @@ found AS (
     SELECT p.id FROM {N} p WHERE p.firm_id = %s AND p.party_key = %s
 ),
 candidate AS (
+    -- LATERAL: each found party is read by its id (a probe), never by a scan of the nodes that a
+    -- merge join would make when the planner expects many found parties.
     SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
            ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
-    FROM found f JOIN {N} p ON p.id = f.id
-    WHERE p.firm_id = %s AND p.kind IN {walled_reads.PARTY_KINDS}
+    FROM found f CROSS JOIN LATERAL (
+        SELECT * FROM {N} p WHERE p.id = f.id AND p.firm_id = %s AND p.kind IN {walled_reads.PARTY_KINDS}
+    ) p
 ),
 seen AS (
     SELECT c.* FROM candidate c
@@ -304,7 +307,8 @@ seen AS (
 )
 SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge
 FROM seen s CROSS JOIN LATERAL (
-    SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {_visible("e.case_id")} JOIN {N} c ON c.id = e.source_id
+    SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {_visible("e.case_id")}
+    CROSS JOIN LATERAL (SELECT c.id, c.kind, c.label FROM {N} c WHERE c.id = e.source_id) c
     WHERE e.target_id = s.id AND e.kind IN {walled_reads.PARTY_EDGES}
     ORDER BY c.label, c.id, e.kind LIMIT %s
 ) m
