@@ -281,8 +281,9 @@ _CONFLICT_SQL = f"""
 WITH wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
 needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading),
 held AS (
+    -- LATERAL: one index probe per wanted string (a join could scan every node instead and keep it).
     SELECT p.id, w.reading, count(DISTINCT w.word) AS words
-    FROM wanted w JOIN {N} p ON p.{PARTY_VARIANTS_COLUMN} @> ARRAY[w.variant]
+    FROM wanted w CROSS JOIN LATERAL (SELECT p.id FROM {N} p WHERE p.{PARTY_VARIANTS_COLUMN} @> ARRAY[w.variant]) p
     GROUP BY p.id, w.reading
 ),
 found AS (
