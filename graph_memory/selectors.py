@@ -281,9 +281,12 @@ _CONFLICT_SQL = f"""
 WITH wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
 needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading),
 held AS (
-    -- LATERAL: one index probe per wanted string (a join could scan every node instead and keep it).
+    -- LATERAL with OFFSET 0 (which keeps the planner from flattening it into a join): one index probe
+    -- per wanted string; as a join, a small table's plan scans every node and keeps it instead.
     SELECT p.id, w.reading, count(DISTINCT w.word) AS words
-    FROM wanted w CROSS JOIN LATERAL (SELECT p.id FROM {N} p WHERE p.{PARTY_VARIANTS_COLUMN} @> ARRAY[w.variant]) p
+    FROM wanted w CROSS JOIN LATERAL (
+        SELECT p.id FROM {N} p WHERE p.{PARTY_VARIANTS_COLUMN} @> ARRAY[w.variant] OFFSET 0
+    ) p
     GROUP BY p.id, w.reading
 ),
 found AS (
@@ -292,12 +295,12 @@ found AS (
     SELECT p.id FROM {N} p WHERE p.firm_id = %s AND p.party_key = %s
 ),
 candidate AS (
-    -- LATERAL: each found party is read by its id (a probe), never by a scan of the nodes that a
-    -- merge join would make when the planner expects many found parties.
+    -- LATERAL (OFFSET 0 keeps it one): each found party is read by its id, never by a scan of the
+    -- nodes that a merge join would make when the planner expects many found parties.
     SELECT p.id, p.kind, p.label, p.party_key, p.name_key, p.party_key = %s AS exact,
            ' ' || p.party_key || ' ' LIKE ALL (%s::text[]) AS words
     FROM found f CROSS JOIN LATERAL (
-        SELECT * FROM {N} p WHERE p.id = f.id AND p.firm_id = %s AND p.kind IN {walled_reads.PARTY_KINDS}
+        SELECT * FROM {N} p WHERE p.id = f.id AND p.firm_id = %s AND p.kind IN {walled_reads.PARTY_KINDS} OFFSET 0
     ) p
 ),
 seen AS (
@@ -309,7 +312,7 @@ seen AS (
 SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge
 FROM seen s CROSS JOIN LATERAL (
     SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {_visible("e.case_id")}
-    CROSS JOIN LATERAL (SELECT c.id, c.kind, c.label FROM {N} c WHERE c.id = e.source_id) c
+    CROSS JOIN LATERAL (SELECT c.id, c.kind, c.label FROM {N} c WHERE c.id = e.source_id OFFSET 0) c
     WHERE e.target_id = s.id AND e.kind IN {walled_reads.PARTY_EDGES}
     ORDER BY c.label, c.id, e.kind LIMIT %s
 ) m
