@@ -135,12 +135,11 @@ def _vectors(viewer: Any, model: str, visible: tuple[str, tuple[Any, ...]]) -> _
     one contiguous run of pages, else each visible case's summary row (one page per case). A firm
     admin's: the firm's summaries, each probed against the wall (their ids are never listed)."""
     if access.sees_whole_firm(viewer):
-        vis_sql, vis_params = visible
+        probe_sql, probe_params = _probed(visible)
         return _Vectors(
             f"(SELECT s.case_id, s.embedding FROM {S} s WHERE s.firm_id = %s AND s.embedding_model = %s "
-            f"AND s.embedding IS NOT NULL AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id "
-            "OFFSET 0)) IS TRUE) AS s",
-            [access.viewer_firm_id(viewer), model, *vis_params], "NULL::boolean", [],
+            f"AND s.embedding IS NOT NULL AND {probe_sql}) AS s",
+            [access.viewer_firm_id(viewer), model, *probe_params], "NULL::boolean", [],
         )  # fmt: skip
     each_summary = f"SELECT s.case_id, s.embedding FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s"
     if not sight.uses_sight(viewer):
@@ -154,6 +153,26 @@ def _vectors(viewer: Any, model: str, visible: tuple[str, tuple[Any, ...]]) -> _
     )
     source, params = sight.gated(viewer, sighted=(copies, [viewer.pk, model]), walled=(each_summary, [model]))
     return _Vectors(f"({source}) AS s", params, f"({sight.FRESH})", [viewer.pk, access.viewer_firm_id(viewer)])
+
+
+def _walk_settings(firm_id: int | None, depth: int) -> tuple[str, list[Any]]:
+    """Select-list items that set the index walk's settings for the transaction: an iterative scan in
+    strict order, so the walk keeps going until `depth` rows pass the wall (or hnsw.max_scan_tuples),
+    and the candidate list: shorter on the firm's own index (firm_indexes), when it has one."""
+    return (
+        "set_config('hnsw.iterative_scan', 'strict_order', true) AS iterative, set_config('hnsw.ef_search', "
+        f"(CASE WHEN {firm_indexes.exists_sql()} THEN %s ELSE %s END)::text, true) AS ef",
+        [firm_indexes.index_name(firm_id or 0), max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth),
+         max(int(conf.get("SEARCH_EF_SEARCH")), depth)],
+    )  # fmt: skip
+
+
+def _probed(visible: tuple[str, tuple[Any, ...]]) -> tuple[str, list[Any]]:
+    """The wall as a condition on each summary `s` a walk or scan meets: IS TRUE keeps the planner from
+    turning it into a join (which would rank every visible row instead of walking the index), OFFSET 0
+    from hashing every visible id first (a firm admin's ten thousand, for ten candidates)."""
+    vis_sql, vis_params = visible
+    return f"(EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id OFFSET 0)) IS TRUE", list(vis_params)
 
 
 def _walks_own_index(viewer: Any) -> bool:
@@ -277,32 +296,18 @@ def _index_ranking(
 ) -> VectorRanking:
     """The HNSW index with an iterative scan; an exact scan if it still comes back short."""
     vis_sql, vis_params = visible
+    firm_id = access.viewer_firm_id(viewer)
+    settings_sql, settings_params = _walk_settings(firm_id, depth)
+    probe_sql, probe_params = _probed(visible)
+    # Both settings are local: they end with this transaction.
     with transaction.atomic():
         with connection.cursor() as cursor:
-            # Iterative scan: the index keeps walking until `depth` rows pass the
-            # visibility filter (or hnsw.max_scan_tuples is reached), in exact
-            # distance order. Both settings are local: they end with this transaction.
-            # The firm's own index (firm_indexes), when it has one, needs a shorter candidate list.
-            firm_id = access.viewer_firm_id(viewer)
-            cursor.execute(
-                "SELECT set_config('hnsw.iterative_scan', 'strict_order', true), set_config('hnsw.ef_search', "
-                f"(CASE WHEN {firm_indexes.exists_sql()} THEN %s ELSE %s END)::text, true)",
-                [
-                    firm_indexes.index_name(firm_id),
-                    max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth),
-                    max(int(conf.get("SEARCH_EF_SEARCH")), depth),
-                ],
-            )
-            # Visibility as a per-row condition, checked for each candidate the index
-            # yields: IS TRUE keeps the planner from turning it into a join (which would
-            # rank every visible row instead of walking the index), OFFSET 0 from hashing
-            # every visible id first (a firm admin's ten thousand, for ten candidates).
+            cursor.execute(f"SELECT {settings_sql}", settings_params)
             cursor.execute(
                 f"SELECT s.case_id, s.embedding <=> %s::vector AS distance FROM {S} s "
-                f"WHERE s.firm_id = %s AND s.embedding_model = %s "
-                f"AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id OFFSET 0)) IS TRUE "
+                f"WHERE s.firm_id = %s AND s.embedding_model = %s AND {probe_sql} "
                 "ORDER BY s.embedding <=> %s::vector LIMIT %s",
-                (vector, firm_id, model, *vis_params, vector, depth),
+                (vector, firm_id, model, *probe_params, vector, depth),
             )
             ranked = cursor.fetchall()
     if len(ranked) >= depth:
@@ -311,7 +316,7 @@ def _index_ranking(
         f"SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance FROM {S} s "
         f"WHERE s.firm_id = %s AND s.embedding_model = %s AND s.embedding IS NOT NULL AND s.case_id IN ({vis_sql}) "
         "ORDER BY distance, s.case_id LIMIT %s",
-        (vector, access.viewer_firm_id(viewer), model, *vis_params, depth),
+        (vector, firm_id, model, *vis_params, depth),
     )
     return VectorRanking([r[0] for r in ranked], [r[1] for r in ranked], "hnsw+exact")
 
@@ -440,7 +445,6 @@ def _add_vector_ranking(
     cases nearest to the query vector, exact when the viewer sees at most `cap` vectors, else from
     the HNSW index, and exact again if the index came back short (vector_ranking's rule, in the
     statement that uses it). Returns the expression saying whether a lawyer's sight was current."""
-    vis_sql, vis_params = visible
     query, model = vector
     firm_id = access.viewer_firm_id(viewer)
     cap_sql, cap_params = _exact_cap(viewer)
@@ -452,25 +456,18 @@ def _add_vector_ranking(
     # The index walk's settings, set by the statement itself: the walk's query vector comes from
     # the same row, so they are in force before the walk's first step (pgvector reads them then).
     # Local: they end with the transaction (this statement, outside one).
-    sql.add(
-        f"""walk AS MATERIALIZED (
-            SELECT %s::vector AS query, set_config('hnsw.iterative_scan', 'strict_order', true) AS iterative,
-                   set_config('hnsw.ef_search', (CASE WHEN {firm_indexes.exists_sql()} THEN %s ELSE %s END)::text, true) AS ef
-        ),""",
-        query, firm_indexes.index_name(firm_id or 0),
-        max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth), max(int(conf.get("SEARCH_EF_SEARCH")), depth),
-    )  # fmt: skip
-    # Iterative scan in strict order: the index keeps walking until `depth` candidates pass the wall,
-    # each probed on its own (IS TRUE keeps the planner from turning the probe into a join, OFFSET 0
-    # from hashing every visible id first). Not run at all when the exact scan answers.
+    settings_sql, settings_params = _walk_settings(firm_id, depth)
+    sql.add(f"walk AS MATERIALIZED (SELECT %s::vector AS query, {settings_sql}),", query, *settings_params)
+    # The index keeps walking until `depth` candidates pass the wall, each probed on its own. Not run
+    # at all when the exact scan answers.
+    probe_sql, probe_params = _probed(visible)
     sql.add(
         f"""ann AS MATERIALIZED (
             SELECT s.case_id, s.embedding <=> (SELECT w.query FROM walk w) AS distance FROM {S} s
-            WHERE NOT (SELECT n.exact FROM n) AND s.firm_id = %s AND s.embedding_model = %s
-              AND (EXISTS (SELECT 1 FROM ({vis_sql}) AS v(id) WHERE v.id = s.case_id OFFSET 0)) IS TRUE
+            WHERE NOT (SELECT n.exact FROM n) AND s.firm_id = %s AND s.embedding_model = %s AND {probe_sql}
             ORDER BY distance LIMIT %s
         ),""",
-        firm_id, model, *vis_params, depth,
+        firm_id, model, *probe_params, depth,
     )  # fmt: skip
     sql.add(
         f"""vec AS (
