@@ -21,7 +21,7 @@ from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Edge, Node
 from graph_memory.refresh.on_demand import ensure_summary
 from graph_memory.selectors import NodeRef, node_get
-from graph_memory.summaries.rulebook import SECTIONS
+from graph_memory.summaries import rulebook
 
 NO_SUMMARY = "No summary exists yet; header facts only."
 
@@ -39,18 +39,15 @@ class BriefCase:
     # Field facts read from the live records at request time (open deadlines, unpaid
     # invoices): what a summary written last night may already have wrong.
     live_facts: tuple[str, ...] = ()
-    # The summary's statements one by one (`served_statements`), each marked `legacy` when it
-    # is free text written before summary-v3 rather than a record's own sentence.
+    # The summary was written before summary-v3: its written statements are free text beside a
+    # quote, not the records' own sentences (served until the nightly refresh rewrites it, first).
+    legacy: bool = False
+    # The summary's statements one by one (`served_statements`), only when asked for.
     statements: tuple[dict[str, Any], ...] = ()
 
     @property
     def has_summary(self) -> bool:
         return bool(self.summary)
-
-    @property
-    def legacy(self) -> bool:
-        """The summary holds statements written before summary-v3 (free text, not the records' own words)."""
-        return any(statement["legacy"] for statement in self.statements)
 
 
 @dataclass(frozen=True)
@@ -62,8 +59,9 @@ class Brief:
     notice: str
 
 
-def _case_rows(cases: QuerySet[Any], limit: int) -> list[dict[str, Any]]:
-    """These visible cases, most recently active first, with everything a brief shows. One query."""
+def _case_rows(cases: QuerySet[Any], limit: int, *, statements: bool) -> list[dict[str, Any]]:
+    """These visible cases, most recently active first, with everything a brief shows (each summary's
+    stored statements only with `statements`: the content is larger than the text). One query."""
     adapter = get_adapter()
     case_node = Node.objects.filter(
         firm_id=OuterRef(f"{adapter.case_firm_field}_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
@@ -77,7 +75,8 @@ def _case_rows(cases: QuerySet[Any], limit: int) -> list[dict[str, Any]]:
             node_id=Subquery(case_node.values("id")[:1]),
             node_label=Subquery(case_node.values("label")[:1]),
             summary_text=F("memory_summary__text"),
-            summary_content=F("memory_summary__content"),
+            summary_version=F("memory_summary__prompt_version"),
+            **({"summary_content": F("memory_summary__content")} if statements else {}),
             summary_stale=F("memory_summary__stale"),
             summary_written_at=F("memory_summary__written_at"),
             # Activity: the last time the case header, its records (they raise
@@ -87,8 +86,8 @@ def _case_rows(cases: QuerySet[Any], limit: int) -> list[dict[str, Any]]:
             ),
         )
         .order_by(F("active").desc(nulls_last=True), "h_reference", "pk")
-        .values("pk", *header, *live, "node_id", "node_label", "summary_text", "summary_content",
-                "summary_stale", "summary_written_at")
+        .values("pk", *header, *live, "node_id", "node_label", "summary_text", "summary_version",
+                *(["summary_content"] if statements else []), "summary_stale", "summary_written_at")
     )
     found = []
     for row in rows[: limit + 1]:
@@ -124,11 +123,12 @@ def _entry(row: dict[str, Any], notice: str) -> BriefCase:
         written_at=row["summary_written_at"] if summary else None,
         notice=notice,
         live_facts=tuple(row["live_facts"]),
-        statements=served_statements(row["summary_content"]) if summary else (),
+        legacy=bool(summary) and row["summary_version"] in rulebook.LEGACY_VERSIONS,
+        statements=served_statements(row["summary_content"]) if summary and "summary_content" in row else (),
     )
 
 
-def _with_summary(entry: BriefCase, summary: CaseSummary | None) -> BriefCase:
+def _with_summary(entry: BriefCase, summary: CaseSummary | None, *, statements: bool) -> BriefCase:
     if summary is None or not summary.has_summary:
         return entry
     return replace(
@@ -136,7 +136,8 @@ def _with_summary(entry: BriefCase, summary: CaseSummary | None) -> BriefCase:
         summary=summary.text,
         stale=summary.stale,
         written_at=summary.written_at,
-        statements=served_statements(summary.content),
+        legacy=summary.prompt_version in rulebook.LEGACY_VERSIONS,
+        statements=served_statements(summary.content) if statements else (),
     )
 
 
@@ -150,7 +151,7 @@ def served_statements(content: Any) -> tuple[dict[str, Any], ...]:
     if not isinstance(content, dict):
         return ()
     served = []
-    for section in SECTIONS:
+    for section in rulebook.SECTIONS:
         for statement in content.get(section) or ():
             if not isinstance(statement, dict) or not isinstance(statement.get("text"), str):
                 continue
@@ -210,7 +211,7 @@ def _cases_of(viewer: Any, node: Node) -> QuerySet[Any]:
     return firm_cases.filter(access.case_ids_in(connected.format(visible=visible_sql), tuple(params)))
 
 
-def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None) -> Brief:
+def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None, statements: bool = False) -> Brief:
     """The brief of one node for this viewer; `access.NotFound` if they reach it through no case they may open.
 
     Promises: a case brief is its stored summary (written on the spot, once,
@@ -220,17 +221,19 @@ def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None) -> Brief:
     case number), at most `limit` (default PAGE_DEFAULT, at most PAGE_MAX),
     and `has_more` counts only such cases. Hidden, unknown and malformed ids
     raise the same `NotFound`. Nothing is written, cached or logged (except
-    the first summary of a never-summarised case). Two queries.
+    the first summary of a never-summarised case). Each case says whether its
+    summary is `legacy` (written before summary-v3); with `statements`, each
+    case carries its summary's statements one by one too. Two queries.
     """
     limit = conf.page_size(limit)
     node = node_get(viewer=viewer, node_id=node_id)  # NotFound unless a visible case reaches it
-    rows = _case_rows(_cases_of(viewer, node), limit)
+    rows = _case_rows(_cases_of(viewer, node), limit, statements=statements)
     if not rows:
         raise access.NotFound
     notice = conf.get("NOTICE")
     entries = [_entry(row, notice) for row in rows[:limit]]
     if node.kind == Node.Kind.CASE and not entries[0].summary:
-        entries[0] = _with_summary(entries[0], ensure_summary(case_id=entries[0].case_id))
+        entries[0] = _with_summary(entries[0], ensure_summary(case_id=entries[0].case_id), statements=statements)
     ref = NodeRef(id=str(node.pk), kind=node.kind, label=node.label)
     has_more = len(rows) > limit
     return Brief(node=ref, text=_text(ref, entries, has_more, notice), cases=entries, has_more=has_more, notice=notice)

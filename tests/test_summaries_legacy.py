@@ -112,8 +112,12 @@ def test_a_brief_marks_each_legacy_statement_and_a_rewrite_clears_it(
     assert {s["kind"] for s in statements} == {"field", "sentence"}
     client = Node.objects.get(kind=Node.Kind.CLIENT, label="Northwind Holdings, Inc.")
     with django_assert_num_queries(2):
-        brief = services.node_brief(viewer=world.users["dana"], node_id=str(client.pk))
+        brief = services.node_brief(viewer=world.users["dana"], node_id=str(client.pk), statements=True)
     assert all(entry.statements for entry in brief.cases)
+    with django_assert_num_queries(2) as captured:  # without statements, no summary's content is read
+        lean = services.node_brief(viewer=world.users["dana"], node_id=str(client.pk))
+    assert not any('"content"' in query["sql"] for query in captured.captured_queries)
+    assert not any(entry.statements for entry in lean.cases) and not any(entry.legacy for entry in lean.cases)
 
 
 def test_a_legacy_summary_protects_nothing_against_its_rewrite(demo_firm: Firm) -> None:

@@ -105,7 +105,7 @@ def check_served(firm: Firm, viewer: User) -> int:
         own = {(s.source_id, s.text) for s in number(context).sentences}
         rendered = {(s["sources"][0], s["text"]) for section in field_facts(context).values() for s in section}
         node = Node.objects.get(firm=firm, kind=Node.Kind.CASE, ref_id=case.pk)
-        brief = services.node_brief(viewer=viewer, node_id=str(node.pk))
+        brief = services.node_brief(viewer=viewer, node_id=str(node.pk), statements=True)
         served = brief.cases[0].statements
         assert [s["text"] for s in served] == [s["text"] for sec in SECTIONS for s in summary.content[sec]]
         for statement in served:

@@ -290,8 +290,8 @@ class NodeBriefApi(MemoryApi):
                 help_text="With `statements=true` only: the summary's statements one by one, in the order of `summary`.",
             )
             legacy = serializers.BooleanField(
-                help_text="The summary holds statements written before summary-v3 (free text beside a quote, not the "
-                "records' own words): served until the nightly refresh rewrites the case, which it does first."
+                help_text="The summary was written before summary-v3 (free text beside a quote, not the records' "
+                "own words): served until the nightly refresh rewrites the case, which it does first."
             )
 
             def to_representation(self, instance: Any) -> dict[str, Any]:
@@ -330,7 +330,9 @@ class NodeBriefApi(MemoryApi):
     )
     def get(self, request: Request, node_id: str) -> Response:
         data = self.valid(self.InputSerializer, request)
-        brief = services.node_brief(viewer=request.user, node_id=node_id, limit=data["limit"])
+        brief = services.node_brief(
+            viewer=request.user, node_id=node_id, limit=data["limit"], statements=data["statements"]
+        )
         body = {"node": brief.node, "cases": brief.cases, "has_more": brief.has_more}
         if data["text"]:
             body = {"node": brief.node, "text": brief.text, **body}
