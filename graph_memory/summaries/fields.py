@@ -18,7 +18,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from graph_memory.summaries.context import ContextItem, ContextSlice
-from graph_memory.summaries.rulebook import SECTIONS, record_of
+from graph_memory.summaries.rulebook import SECTIONS, TITLED_RECORDS, record_of
 from graph_memory.summaries.sentences import statement_key
 from graph_memory.summaries.verify import Verification
 
@@ -116,7 +116,7 @@ def with_field_facts(verification: Verification, context: ContextSlice) -> Verif
                 continue
             alone = sizes[statement.get("point")] == 1 and not statement.get("label")
             head = head_of.get(record_of(statement["sources"][0])) if alone else None
-            if head is not None and head[0]["sources"][0].startswith(("document:", "draft:", "note:")):
+            if head is not None and head[0]["sources"][0].startswith(TITLED_RECORDS):
                 head.append(statement)
             else:
                 lines.append([statement])

@@ -113,6 +113,11 @@ def empty_content() -> dict[str, list[dict[str, Any]]]:
     return {section: [] for section in SECTIONS}
 
 
+# Records whose title and date are a field fact (fields.py): a sentence selected from one reads on the
+# same line as that fact.
+TITLED_RECORDS = ("document:", "draft:", "note:")
+
+
 def record_of(source_id: str) -> str:
     """The record a source id belongs to: a document's pages are one record."""
     return source_id.split("#", 1)[0]
@@ -129,7 +134,7 @@ def _joins(line: dict[str, Any], statement: dict[str, Any]) -> bool:
     return (
         head.get("kind") == "field"
         and not statement.get("label")
-        and head["sources"][0].startswith(("document:", "draft:", "note:"))
+        and head["sources"][0].startswith(TITLED_RECORDS)
         and all(record_of(s["sources"][0]) == record_of(head["sources"][0]) for s in line["statements"])
         and record_of(statement["sources"][0]) == record_of(head["sources"][0])
     )

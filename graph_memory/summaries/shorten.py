@@ -56,14 +56,11 @@ class Token:
     text: str
     start: int
     end: int
-
-    @property
-    def key(self) -> str:
-        return normalise_quote(self.text).casefold()
+    key: str  # what compares equal: case, curly quotation marks and dashes aside (made once: alignment compares often)
 
 
 def tokens(text: str) -> list[Token]:
-    return [Token(m.group(), m.start(), m.end()) for m in _WORD.finditer(text)]
+    return [Token(m.group(), m.start(), m.end(), normalise_quote(m.group()).casefold()) for m in _WORD.finditer(text)]
 
 
 def _is_fact(token: Token) -> bool:
@@ -78,7 +75,7 @@ def _is_fact(token: Token) -> bool:
 
 # Words that never carry content: they may go from a clause that is otherwise kept. Only articles: an
 # adverb, however empty it looks, bends what a negation around it denies ("not formally accepted").
-FILLERS = frozenset({"a", "an", "the"})
+ARTICLES = frozenset({"a", "an", "the"})
 # Connectives that only link a sentence to the one before: they may go when commas set them apart
 # ("However, the seller ...", "The landlord, however, has ..."), where nothing in the sentence governs them.
 CONNECTIVES = frozenset(
@@ -139,7 +136,7 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
         return False
     before = sentence[words[first - 1].end : words[first].start].strip()
     after = sentence[words[last].end : words[last + 1].start].strip()
-    named = [i for i in positions if words[i].key not in FILLERS]
+    named = [i for i in positions if words[i].key not in ARTICLES]
     return (
         before == ","
         and after.startswith(",")
@@ -214,7 +211,7 @@ def _align(words: list[Token], proposal: list[Token], parts: list[Unit], hard: s
             for at, kept in reach.items():
                 if at < m and words[i].key == proposal[at].key:
                     step.setdefault(at + 1, [*kept, i])
-                if i not in hard and words[i].key in FILLERS:
+                if i not in hard and words[i].key in ARTICLES:
                     step.setdefault(at, kept)
             reach = step
         return reach

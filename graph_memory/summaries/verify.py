@@ -46,7 +46,7 @@ from graph_memory.summaries.facts import (
 from graph_memory.summaries.meaning import STATE_WORDS
 from graph_memory.summaries.rulebook import MAX_LABEL_CHARS, MAX_SHORT_CHARS, SECTIONS
 from graph_memory.summaries.sentences import NumberedSlice, Sentence
-from graph_memory.summaries.shorten import shorten
+from graph_memory.summaries.shorten import ARTICLES, shorten
 
 MAX_LABEL_WORDS = 3
 REASONS = ("unknown_id", "repeated_id", "no_known_sentence", "shortening_refused", "label_dropped", "section_moved")
@@ -110,7 +110,6 @@ PARTICIPLES = frozenset(
         "struck", "understood", "set", "put", "cut", "let", "shut", "quit", "hit", "overturned", "seen",
     }
 )  # fmt: skip
-_ARTICLES = {"a", "an", "the"}
 
 
 # Headings that group without naming anything in particular: a label may be one of these.
@@ -140,7 +139,7 @@ def _named_by(word: str, sentences: list[Sentence]) -> bool:
         text = words(sentence.text)
         for position, other in enumerate(text):
             if _same_root(word, other):
-                before = [w for w in text[:position] if w not in _ARTICLES][-1:]
+                before = [w for w in text[:position] if w not in ARTICLES][-1:]
                 if not (before and meaning.class_of(before[0]) == "negation"):
                     return True
     return False
@@ -156,7 +155,7 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
         return "too long"
     if any(c.isdigit() for c in label) or any(c in label for c in "$€£¥%"):
         return "holds a number"
-    tokens = [w for w in words(label) if w not in _ARTICLES]
+    tokens = [w for w in words(label) if w not in ARTICLES]
     if not tokens:
         return "no words"
     for word in tokens:
