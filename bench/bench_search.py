@@ -106,7 +106,7 @@ def run() -> None:
 
     from accounts.models import User
     from bench import search_side_by_side as side_by_side
-    from graph_memory import conf, embeddings, firm_indexes, search, services, sight
+    from graph_memory import conf, embeddings, firm_indexes, search, services
     from graph_memory.models import Node
     from tests import relevance_corpus, search_support
     from tests.factories import FirmFactory, UserFactory
@@ -166,8 +166,6 @@ def run() -> None:
                     search_ms.append((t3 - t2) * 1000)
                     counts.add(len(captured))
                     methods.add(ranking.method)
-                lawyers = [v for v, _, _ in viewers[share] if sight.uses_sight(v)]
-                assert all(sight.current(v) for v in lawyers), "a lawyer's sight went stale during the run"
                 visible_count = len(viewers[share][0][1])
                 rows.append(
                     (share, visible_count, "/".join(sorted(methods)), min(recalls), statistics.mean(recalls),
@@ -235,10 +233,8 @@ def run() -> None:
         f"(graph_memory/firm_indexes.py: m={firm_indexes.M}, ef_construction={firm_indexes.EF_CONSTRUCTION}, "
         f"hnsw.ef_search={conf.get('SEARCH_FIRM_EF_SEARCH')}; all {len(built.built)} built in {index_s:.0f} s), "
         f"beside the index shared by every firm (m=16, ef_construction=64, hnsw.ef_search={conf.get('SEARCH_EF_SEARCH')}). "
-        "A lawyer's exact scan ranks their sight's copies of their cases' vectors, side by side "
-        "(graph_memory_sightvector; each lawyer's sight is built after their first search, in the warm-up, and "
-        "checked to be current after the measured ones), probing the wall once per hit in order; a firm admin's "
-        "reads the summary row of each visible case (the vector kept in the row, column storage MAIN, migration "
+        "A lawyer's exact scan reads the summary row of each of their visible cases; a firm admin's "
+        "reads the summary row of each case of the firm, probing the wall once per case (the vector kept in the row, column storage MAIN, migration "
         "0011: no TOAST lookup). "
         f"Loading (data, indexes, three firms' maps) took {load_s:.0f} s; the whole run {total_s:.0f} s. "
         f"Load average of the machine (other work included): {load_before:.1f} at the start, {load_after:.1f} at the end.\n"

@@ -28,11 +28,15 @@ class GraphMemoryConfig(AppConfig):
 
 
 def _install_sight_triggers(using: str, **_: Any) -> None:
-    """After every migrate (and flush): the triggers that keep lawyers' sight current (graph_memory.sight)."""
+    """After every migrate (and flush): the triggers that keep the sight current (graph_memory.sight), and
+    its rows, when a TRUNCATE or the migration that made the tables left them unbuilt."""
     from django.db import connections
 
     from graph_memory import sight
-    from graph_memory.models import SightViewer
+    from graph_memory.models import SightState
 
-    if SightViewer._meta.db_table in connections[using].introspection.table_names():
-        sight.install(using=using)
+    if SightState._meta.db_table in connections[using].introspection.table_names() and sight.install(using=using):
+        with connections[using].cursor() as cursor:
+            cursor.execute(sight.FRESH)
+            if not cursor.fetchone()[0]:
+                sight.build(using=using)

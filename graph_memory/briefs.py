@@ -204,8 +204,8 @@ def _cases_of(viewer: Any, node: Node) -> QuerySet[Any]:
         return access.visible_cases(viewer).filter(pk__in=edges)
     visible_sql, visible_params = access.visible_case_ids_sql(viewer)
     connected, params = walled_reads.CASES_OF_NODE, [*visible_params, node.pk, node.pk, node.pk]
-    if sight.enabled():  # or from their sight while current (`node_get` found the node and rebuilds a stale one)
-        sighted = (walled_reads.SIGHT_CASES_OF_NODE, [*visible_params, viewer.pk, node.pk])
+    if sight.enabled():  # or from the sight while it is built
+        sighted = (walled_reads.SIGHT_CASES_OF_NODE, [access.viewer_firm_id(viewer), node.pk, *visible_params])
         connected, params = sight.gated(viewer, sighted=sighted, walled=(connected, params))
     firm_cases = case_model().objects.filter(**{f"{get_adapter().case_firm_field}_id": access.viewer_firm_id(viewer)})
     return firm_cases.filter(access.case_ids_in(connected.format(visible=visible_sql), tuple(params)))

@@ -23,7 +23,7 @@ from django.utils.module_loading import import_string
 
 from graph_memory import conf, embeddings, sight
 from graph_memory.adapter import get_adapter
-from graph_memory.models import Node, SightViewer
+from graph_memory.models import Node, SightState
 from graph_memory.refresh.schedule import InvalidCrontab, parse_crontab
 
 GUARDIAN_BACKEND = "guardian.backends.ObjectPermissionBackend"
@@ -165,7 +165,7 @@ def check_sight_triggers(app_configs: Any = None, databases: Any = None, **kwarg
     if not databases or alias not in databases or connections[alias].vendor != "postgresql":
         return []
     try:
-        if not sight.enabled() or SightViewer._meta.db_table not in connections[alias].introspection.table_names():
+        if not sight.enabled() or SightState._meta.db_table not in connections[alias].introspection.table_names():
             return []  # off, or not migrated yet (migrate installs them)
     except ImproperlyConfigured:
         return []  # E033 names the adapter problem

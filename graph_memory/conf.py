@@ -88,9 +88,10 @@ DEFAULTS: dict[str, Any] = {
     # Context slice caps not covered above (summaries/context.py).
     "CONTEXT_MAX_COUNTERPARTIES": 10,
     "CONTEXT_MAX_PAGES_PER_DOCUMENT": 3,
-    # Lawyers' reads: keep the nodes of each lawyer's cases beside the map (graph_memory/sight.py,
-    # on hosts that grant through django-guardian), so a walk, lookup or conflict check costs what
-    # they see, however many cases they may open; False answers from their cases every time.
+    # Lawyers' reads: keep the nodes of the cases each grant opens beside the map, per user or group
+    # granted (graph_memory/sight.py, on hosts that grant through django-guardian), so a walk, lookup
+    # or conflict check costs what they see, however many cases they may open; False answers from
+    # their cases every time.
     "LAWYER_SIGHT": True,
     # Search: an exact scan when the viewer sees at most SEARCH_EXACT_MAX vectors, or at most
     # SEARCH_EXACT_SHARE of the vectors in the index; otherwise the HNSW index (iterative scan)

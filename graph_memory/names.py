@@ -61,11 +61,17 @@ def lookup_key(text: str) -> str:
     return " ".join(_tokens(text or ""))
 
 
-def lookup_query(firm_id: int, key: str) -> str:
+# Stands for the holder in a sight lookup's tsquery (walled_reads.SIGHT_LOOKUP puts each holder in its place);
+# no lookup key holds it (names.lookup_key keeps letters, digits and spaces).
+HOLDER_MARK = "#"
+
+
+def lookup_query(firm_id: int | str, key: str) -> str:
     """A tsquery for the node index of migration 0016 (graph_memory_lookup_words): the nodes of this firm
     whose lookup key may contain `key` (a lookup key). Each indexed lexeme is the firm and a suffix of
     one word; `key`'s first word must end a word, its middle words be words and its last begin one,
-    so the index hands over every node that contains `key`, and a LIKE on the key then keeps the exact ones."""
+    so the index hands over every node that contains `key`, and a LIKE on the key then keeps the exact ones.
+    The sight's index (migration 0017) keys the same lexemes by holder: `firm_id` is then HOLDER_MARK."""
     terms = [f"'{firm_id}:{w}'" for w in key.replace("\\", "\\\\").replace("'", "''").split(" ") if w]
     terms[-1] += ":*"
     return " & ".join(terms)

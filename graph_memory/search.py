@@ -18,10 +18,9 @@ a hit just at the floor (half the words, or the similarity floor).
 Vector ranking: an exact scan over just the visible vectors when the viewer
 sees at most SEARCH_EXACT_MAX of them or at most SEARCH_EXACT_SHARE of the
 vectors in the index (its planner estimate): that is when a filtered walk of
-the shared HNSW index would have to skip most of what it meets. A lawyer whose
-sight is current (graph_memory.sight) has their cases' vectors copied side by
-side, so the scan reads a few contiguous pages of their own instead of one
-page per case; each copy still counts only if its case is visible now. Otherwise the
+the shared HNSW index would have to skip most of what it meets (the scan reads
+each visible summary's own row: copies of the vectors per lawyer cost more to
+keep than they saved, issue 28). Otherwise the
 index with pgvector's iterative scan in strict order, so the filter cannot
 starve the result: the firm's own index when it holds enough vectors to have
 one (`firm_indexes`; hnsw.ef_search = SEARCH_FIRM_EF_SEARCH), else the index
@@ -53,7 +52,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection, transaction
 from pgvector import Vector
 
-from graph_memory import access, conf, embeddings, firm_indexes, sight
+from graph_memory import access, conf, embeddings, firm_indexes
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Node
 from graph_memory.selectors import NodeRef
@@ -118,41 +117,18 @@ _ONE_SUMMARY = (
 )
 
 
-@dataclass(frozen=True)
-class _Vectors:
-    """Where an exact scan reads the visible vectors (`source`, rows `s` with case_id and embedding; a
-    lawyer's needs the CTE `vis`), and an expression saying whether a lawyer's sight was current
-    (`fresh`: NULL for anyone without one)."""
-
-    source: str
-    source_params: list[Any]
-    fresh: str
-    fresh_params: list[Any]
-
-
-def _vectors(viewer: Any, model: str, visible: tuple[str, tuple[Any, ...]]) -> _Vectors:
-    """A lawyer's copies of their cases' vectors (graph_memory.sight) while their sight is current,
-    one contiguous run of pages, else each visible case's summary row (one page per case). A firm
-    admin's: the firm's summaries, each probed against the wall (their ids are never listed)."""
+def _vectors(viewer: Any, model: str, visible: tuple[str, tuple[Any, ...]]) -> tuple[str, list[Any]]:
+    """Where an exact scan reads the visible vectors (rows `s` with case_id and embedding): a lawyer's
+    from each visible case's summary row (one page per case; needs the CTE `vis`); a firm admin's
+    from the firm's summaries, each probed against the wall (their ids are never listed)."""
     if access.sees_whole_firm(viewer):
         probe_sql, probe_params = _probed(visible)
-        return _Vectors(
+        return (
             f"(SELECT s.case_id, s.embedding FROM {S} s WHERE s.firm_id = %s AND s.embedding_model = %s "
             f"AND s.embedding IS NOT NULL AND {probe_sql}) AS s",
-            [access.viewer_firm_id(viewer), model, *probe_params], "NULL::boolean", [],
-        )  # fmt: skip
-    each_summary = f"SELECT s.case_id, s.embedding FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s"
-    if not sight.uses_sight(viewer):
-        return _Vectors(f"({each_summary}) AS s", [model], "NULL::boolean", [])
-    # The copies are an index of the wall, not the wall: each is kept only if its case is in `vis`.
-    # One probe of the viewer's copy (its primary key) per visible case: linear in the visible set
-    # whatever the planner thinks `vis` holds (a semi-join over it can rescan it for every copy).
-    copies = (
-        f"SELECT v.case_id, v.embedding FROM vis CROSS JOIN LATERAL (SELECT v.case_id, v.embedding "
-        f"FROM {sight.VECTORS} v WHERE v.viewer_id = %s AND v.case_id = vis.id AND v.embedding_model = %s OFFSET 0) AS v"
-    )
-    source, params = sight.gated(viewer, sighted=(copies, [viewer.pk, model]), walled=(each_summary, [model]))
-    return _Vectors(f"({source}) AS s", params, f"({sight.FRESH})", [viewer.pk, access.viewer_firm_id(viewer)])
+            [access.viewer_firm_id(viewer), model, *probe_params],
+        )
+    return f"(SELECT s.case_id, s.embedding FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s) AS s", [model]
 
 
 def _walk_settings(firm_id: int | None, depth: int) -> tuple[str, list[Any]]:
@@ -228,67 +204,29 @@ def vector_ranking(
     if force is None and _walks_own_index(viewer):
         return _index_ranking(viewer=viewer, visible=visible, vector=query, model=model, depth=depth)
     cap_sql, cap_params = _exact_cap(viewer, force)
-    # A lawyer's current sight first (one statement), else their cases (one more if it was stale).
-    sighted = sight.uses_sight(viewer)
-    rows = _rows(*_sight_ranking(viewer, visible, query, model, depth, (cap_sql, cap_params))) if sighted else []
-    stale = sighted and not rows[0][3]
-    if not sighted or stale:
-        # One statement: count the visible cases (stopping past the cap) and,
-        # when there are few enough, rank their vectors exactly.
-        rows = _rows(
-            f"""
-            WITH {cap_sql},
-                 vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT (SELECT cap + 1 FROM cap)),
-                 n AS (SELECT count(*) AS n, (SELECT cap FROM cap) AS cap FROM vis)
-            SELECT n.n <= n.cap, r.case_id, r.distance, NULL, n.cap FROM n LEFT JOIN LATERAL (
-                SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
-                FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
-                WHERE n.n <= n.cap
-                ORDER BY distance, s.case_id
-                LIMIT %s
-            ) r ON true
-            """,
-            (*cap_params, *vis_params, query, model, depth),
-        )
-    if stale:
-        sight.rebuild_later(viewer)  # after the answer (at once outside a transaction)
-    if rows[0][4] == -1 and force is None:  # the firm has its own index: next time, straight to it
+    # One statement: count the visible cases (stopping past the cap) and,
+    # when there are few enough, rank their vectors exactly.
+    rows = _rows(
+        f"""
+        WITH {cap_sql},
+             vis AS MATERIALIZED (SELECT v.id FROM ({vis_sql}) AS v(id) LIMIT (SELECT cap + 1 FROM cap)),
+             n AS (SELECT count(*) AS n, (SELECT cap FROM cap) AS cap FROM vis)
+        SELECT n.n <= n.cap, r.case_id, r.distance, n.cap FROM n LEFT JOIN LATERAL (
+            SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
+            FROM vis CROSS JOIN LATERAL ({_ONE_SUMMARY}) AS s
+            WHERE n.n <= n.cap
+            ORDER BY distance, s.case_id
+            LIMIT %s
+        ) r ON true
+        """,
+        (*cap_params, *vis_params, query, model, depth),
+    )
+    if rows[0][3] == -1 and force is None:  # the firm has its own index: next time, straight to it
         firm_indexes.saw_index(access.viewer_firm_id(viewer))
     if rows[0][0]:
         ranked = [(r[1], r[2]) for r in rows if r[1] is not None]
         return VectorRanking([c for c, _ in ranked], [d for _, d in ranked], "exact")
     return _index_ranking(viewer=viewer, visible=visible, vector=query, model=model, depth=depth)
-
-
-def _sight_ranking(
-    viewer: Any, visible: tuple[str, tuple[Any, ...]], query: str, model: str, depth: int, cap: tuple[str, list[Any]]
-) -> tuple[str, list[Any]]:
-    """vector_ranking's statement for a lawyer's current sight (rows as vector_ranking's own, the fourth
-    column saying whether the sight was current; nothing ranked if not). Their copies are counted
-    (against the cap), ranked, and probed against the wall one by one in that order until `depth`
-    pass: the visible set is never listed, and one planted copy cannot show."""
-    vis_sql, vis_params = visible
-    sql = f"""
-        WITH gm_fresh AS MATERIALIZED ({sight.FRESH}), {cap[0]},
-             n AS MATERIALIZED (
-                 SELECT (SELECT count(*) FROM (
-                            SELECT 1 FROM {sight.VECTORS} WHERE viewer_id = %s AND embedding_model = %s
-                            LIMIT (SELECT cap + 1 FROM cap)) AS x) AS n,
-                        (SELECT cap FROM cap) AS cap, (SELECT ok FROM gm_fresh) AS current
-             )
-        SELECT n.n <= n.cap, r.case_id, r.distance, n.current, n.cap FROM n LEFT JOIN LATERAL (
-            SELECT o.case_id, o.distance FROM (
-                SELECT v.case_id, cosine_distance(v.embedding, %s::vector) AS distance FROM {sight.VECTORS} v
-                WHERE v.viewer_id = %s AND v.embedding_model = %s
-                ORDER BY distance, v.case_id OFFSET 0
-            ) o CROSS JOIN LATERAL (SELECT 1 FROM ({vis_sql}) AS w(id) WHERE w.id = o.case_id LIMIT 1) AS still_open
-            WHERE n.current AND n.n <= n.cap
-            LIMIT %s
-        ) r ON true
-    """
-    params = [viewer.pk, access.viewer_firm_id(viewer), *cap[1], viewer.pk, model, query, viewer.pk, model,
-              *vis_params, depth]  # fmt: skip
-    return sql, params
 
 
 def _index_ranking(
@@ -390,11 +328,10 @@ def _ranked_search(
         ),""",
         q,
     )
-    fresh: tuple[str, list[Any]] = ("NULL::boolean", [])
     if vector is None:
         sql.add("vec AS (SELECT NULL::bigint AS case_id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false),")
     else:
-        fresh = _add_vector_ranking(sql, viewer=viewer, visible=visible, vector=vector, depth=depth)
+        _add_vector_ranking(sql, viewer=viewer, visible=visible, vector=vector, depth=depth)
     _add_word_ranking(sql, viewer=viewer, visible=visible, floor=floor, depth=depth)
     # Score: 0.5 at the similarity floor rising to 1.0 at identity; the share of the words found.
     meaning = "CASE WHEN 1 - vec.distance >= %s THEN 0.5 + 0.5 * (1 - vec.distance - %s) / (1 - %s) END"
@@ -425,30 +362,27 @@ def _ranked_search(
             SELECT top.*, ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %s) AS snippet
             FROM top CROSS JOIN LATERAL (SELECT s.text FROM {S} s WHERE s.case_id = top.case_id OFFSET 0) s CROSS JOIN words
         )
-        SELECT {fresh[0]}, hits.case_id, hits.score, hits.key,
+        SELECT hits.case_id, hits.score, hits.key,
                hits.node_id, hits.label, hits.snippet, hits.meaning, hits.words
         FROM (SELECT 1) AS one LEFT JOIN hits ON true
         ORDER BY hits.score DESC, hits.rrf DESC, hits.key, hits.case_id""",
         floor.similarity, floor.similarity, floor.similarity,
-        *ref_params, firm_id, Node.Kind.CASE.value, limit, HEADLINE_OPTIONS, *fresh[1],
+        *ref_params, firm_id, Node.Kind.CASE.value, limit, HEADLINE_OPTIONS,
     )  # fmt: skip
-    rows = sql.rows()
-    if rows[0][0] is False:
-        sight.rebuild_later(viewer)
-    return [row[1:] for row in rows if row[1] is not None]
+    return [row for row in sql.rows() if row[0] is not None]
 
 
 def _add_vector_ranking(
     sql: _Sql, *, viewer: Any, visible: tuple[str, tuple[Any, ...]], vector: tuple[str, str], depth: int
-) -> tuple[str, list[Any]]:
+) -> None:
     """The CTEs `cap`, `n`, `walk`, `ann` and `vec` (case_id, distance, rank): the `depth` visible
     cases nearest to the query vector, exact when the viewer sees at most `cap` vectors, else from
     the HNSW index, and exact again if the index came back short (vector_ranking's rule, in the
-    statement that uses it). Returns the expression saying whether a lawyer's sight was current."""
+    statement that uses it)."""
     query, model = vector
     firm_id = access.viewer_firm_id(viewer)
     cap_sql, cap_params = _exact_cap(viewer)
-    vectors = _vectors(viewer, model, visible)
+    source, source_params = _vectors(viewer, model, visible)
     sql.add(f"{cap_sql},", *cap_params)
     # Counting stops past the cap; a firm admin whose firm has its own index (cap -1) counts nothing.
     sql.add("n AS MATERIALIZED (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
@@ -475,15 +409,14 @@ def _add_vector_ranking(
                 SELECT ann.case_id, ann.distance FROM ann WHERE (SELECT count(*) FROM ann) >= %s
                 UNION ALL (
                     SELECT s.case_id, cosine_distance(s.embedding, %s::vector) AS distance
-                    FROM {vectors.source}
+                    FROM {source}
                     WHERE (SELECT count(*) FROM ann) < %s
                     ORDER BY distance, s.case_id LIMIT %s
                 )
             ) AS r
         ),""",
-        depth, query, *vectors.source_params, depth, depth,
+        depth, query, *source_params, depth, depth,
     )  # fmt: skip
-    return vectors.fresh, vectors.fresh_params
 
 
 def _add_word_ranking(

@@ -113,7 +113,7 @@ def node_get(*, viewer: Any, node_id: Any) -> Node:
         sql, params = walled_reads.NODE, [pk, firm_id, *visible_params, *visible_params, pk, pk, pk]
         if sight.enabled():  # from their sight while it is current (graph_memory.sight)
             columns = ", ".join(_NODE_COLUMNS)  # the model's own (the node table has one more)
-            sighted = (f"SELECT {columns} FROM ({walled_reads.SIGHT_NODE}) n", [pk, firm_id, *visible_params, *visible_params, viewer.pk])
+            sighted = (f"SELECT {columns} FROM ({walled_reads.SIGHT_NODE}) n", [pk, firm_id, *visible_params, firm_id, pk, *visible_params])
             walled = (f"SELECT {columns} FROM ({sql}) n", params)
             rows, read = sight.answer(viewer, sighted=sighted, walled=walled, columns=len(_NODE_COLUMNS),
                                       visible_sql=visible_sql)  # fmt: skip
@@ -191,7 +191,7 @@ def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit:
         sql = walled_reads.WALK
         params = [pk, firm_id, *visible_params, *visible_params, pk, pk, pk, kind, kind, limit + 1]
         if sight.enabled():  # or from their sight while it is current
-            sighted = (walled_reads.SIGHT_WALK, [pk, firm_id, *visible_params, viewer.pk, pk, kind, kind, limit + 1])
+            sighted = (walled_reads.SIGHT_WALK, [pk, firm_id, firm_id, pk, *visible_params, kind, kind, limit + 1])
     rows = _rows(viewer, (sql, params), sighted, columns=7, visible_sql=visible_sql)
     if not rows:
         raise access.NotFound
@@ -260,8 +260,8 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
         sql = walled_reads.LOOKUP
         params = [*visible_params, f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, limit + 1]
         if sight.enabled():  # or from their sight while it is current
-            sighted = (walled_reads.SIGHT_LOOKUP, [f"{pattern}%", viewer.pk, f"%{pattern}%", kind, kind,
-                                                   *visible_params, limit + 1])  # fmt: skip
+            sighted = (walled_reads.SIGHT_LOOKUP, [f"{pattern}%", lookup_query(names.HOLDER_MARK, key), firm_id,
+                                                   f"%{pattern}%", kind, kind, *visible_params, limit + 1])  # fmt: skip
     rows = _rows(viewer, (sql, params), sighted, columns=3, visible_sql=visible_sql)
     results = [NodeRef(id=str(pk), kind=node_kind, label=label) for pk, node_kind, label in rows[:limit]]
     return NodePage(results=results, has_more=len(rows) > limit)
@@ -367,8 +367,8 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
                   CONFLICT_CANDIDATES + 1, limit + 1]  # fmt: skip
         if sight.enabled():  # or from the parties in their sight while it is current, by their strings' numbers
             hashes = [names.variant_hash(v) for v in [*wanted[0], names.exact_string(firm_id, query.key)]]
-            sighted = (walled_reads.SIGHT_CONFLICTS, [hashes, [*wanted[1], -1], [*wanted[2], 0], viewer.pk, hashes,
-                                                      firm_id, query.key, words, CONFLICT_CANDIDATES + 1, viewer.pk,
+            sighted = (walled_reads.SIGHT_CONFLICTS, [hashes, [*wanted[1], -1], [*wanted[2], 0], firm_id, firm_id,
+                                                      query.key, words, CONFLICT_CANDIDATES + 1, firm_id,
                                                       *visible_params, limit + 1])  # fmt: skip
     rows = _rows(viewer, (sql, params), sighted, columns=9, visible_sql=visible_sql)
     parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}

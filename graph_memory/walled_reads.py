@@ -15,17 +15,22 @@ is the access statement, formatted in by the caller; parameters are listed per
 statement.
 
 On a host that grants through django-guardian the SIGHT_ statements at the end
-answer the same reads from the viewer's own rows of graph_memory_sight, which
-triggers keep current (graph_memory.sight): their cost follows what the viewer
-finds, not how many cases they may open (issue 14). `sight.answer` (and, inside
-a brief's query, `sight.gated`) runs them only while those rows are current, and
-the statements above otherwise.
+answer the same reads from the rows of graph_memory_sight that the viewer's
+grants hold (their own and their groups'), which triggers keep current
+(graph_memory.sight): their cost follows what the viewer finds, not how many
+cases they may open (issues 14 and 28). `sight.answer` (and, inside a brief's
+query, `sight.gated`) runs them only while the sight is built, and the
+statements above otherwise.
 """
 
 from __future__ import annotations
 
 from graph_memory.models import Edge, Node, Sight
 from graph_memory.models.graph import PARTY_VARIANTS_COLUMN
+from graph_memory.names import HOLDER_MARK
+
+# The number a holder's party strings are combined with (XOR): Sight.variants, written by graph_memory.sight.
+HOLDER_HASH = "hashint8({holder})"
 
 N, E = Node._meta.db_table, Edge._meta.db_table
 CASE = Node.Kind.CASE.value
@@ -195,52 +200,57 @@ party AS MATERIALIZED (
 """
 
 
-# --- the same reads from the viewer's sight (graph_memory.sight) ---------------------------------
-# Each reads the viewer's own rows of graph_memory_sight by primary key (viewer, node), so its cost
-# follows what it finds there; `sight.answer` runs it only while the rows are current, and every row
-# it returns is checked once more against the wall itself (`_STILL_OPEN`). Same columns as above.
+# --- the same reads from the sight (graph_memory.sight) ------------------------------------------
+# Each reads the rows of the viewer's holders (`{holders}`: themselves and their groups, graph_memory.sight)
+# in their firm, through an index that starts with the holder, so its cost follows what they may see;
+# `sight.answer` runs it only while the sight is built, and every row it returns is checked once more
+# against the wall itself (`_STILL_OPEN`). A (node, case) pair two holders share is read once. Same columns as above.
 S = Sight._meta.db_table
+# The viewer's rows of the sight (alias `s`). Params: firm id.
+_MINE = "s.holder = ANY(ARRAY({holders})) AND s.firm_id = %s"
 # A join keeping a row only if the viewer may still open its case: one probe of the wall per row
 # (LIMIT 1 keeps PostgreSQL from joining the whole list of visible cases instead).
 _STILL_OPEN = "CROSS JOIN LATERAL (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = {case} LIMIT 1) still_open"
+# The cases of node %s in the viewer's rows, each once (alias `s`: node_id, case_id). Params: firm id, node id.
+_NODE_CASES = f"(SELECT DISTINCT s.node_id, s.case_id FROM {S} s WHERE {_MINE} AND s.node_id = %s OFFSET 0) s"
 
 # A node if the viewer reaches it: a case node they may open (one probe of the wall, as in NODE:
-# the case need not have edges yet), or any node in their sight. Params: node id, firm id, access, access, viewer.
+# the case need not have edges yet), or any node in their rows. Params: node id, firm id, access, firm id, node id, access.
 SIGHT_NODE = f"""
 WITH me AS (SELECT * FROM {N} WHERE id = %s AND firm_id = %s)
 SELECT me.* FROM me
 WHERE (me.kind = '{CASE}' AND EXISTS (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = me.ref_id))
-   OR EXISTS (SELECT 1 FROM {S} s {_STILL_OPEN.format(case="s.case_id")} WHERE s.viewer_id = %s AND s.node_id = me.id)
+   OR EXISTS (SELECT 1 FROM {_NODE_CASES} {_STILL_OPEN.format(case="s.case_id")})
 """
 
-# The wall is probed once per sight row (a case), before its edges are read: a case node's walk
-# reads one row and its several edges. Params: node id, firm id, access, viewer, node id, kind, kind, limit + 1.
+# The wall is probed once per case of the node, before its edges are read: a case node's walk
+# reads one row and its several edges. Params: node id, firm id, firm id, node id, access, kind, kind, limit + 1.
 SIGHT_WALK = f"""
 WITH me AS (SELECT id, kind, label FROM {N} WHERE id = %s AND firm_id = %s),
 mine AS (
     SELECT e.kind, e.case_id, CASE WHEN e.source_id = s.node_id THEN e.target_id ELSE e.source_id END AS other
-    FROM (
-        SELECT s.node_id, s.case_id FROM {S} s {_STILL_OPEN.format(case="s.case_id")}
-        WHERE s.viewer_id = %s AND s.node_id = %s OFFSET 0
-    ) s CROSS JOIN LATERAL (
+    FROM {_NODE_CASES} {_STILL_OPEN.format(case="s.case_id")} CROSS JOIN LATERAL (
         SELECT * FROM {E} e WHERE e.case_id = s.case_id AND (e.source_id = s.node_id OR e.target_id = s.node_id) OFFSET 0
     ) e
 )
 {_WALK_PAGE}"""
 
-# Params: access, viewer, node id.
-SIGHT_CASES_OF_NODE = f"""
-SELECT DISTINCT s.case_id FROM {S} s {_STILL_OPEN.format(case="s.case_id")}
-WHERE s.viewer_id = %s AND s.node_id = %s
-"""
+# Params: firm id, node id, access.
+SIGHT_CASES_OF_NODE = f"SELECT s.case_id FROM {_NODE_CASES} {_STILL_OPEN.format(case='s.case_id')}"
 
-# Names are matched on the sight's own copy (the node trigger keeps it); the wall is checked lazily,
-# in order, until the page is full. Params: prefix pattern, viewer, pattern, kind, kind, access, limit + 1.
+# Names are found holder by holder, through the holders' words index (migration 0017: graph_memory_lookup_words
+# keyed by holder; `names.lookup_query` with the holder in its place) and the LIKE keeps the exact ones; the
+# wall is checked lazily, in order, until the page is full.
+# Params: prefix pattern, tsquery template (names.HOLDER_MARK for the holder), firm id, pattern, kind, kind, access, limit + 1.
 SIGHT_LOOKUP = f"""
 SELECT n.node_id, n.kind, n.label FROM (
     SELECT * FROM (
         SELECT DISTINCT ON (s.node_id) s.node_id, s.kind, s.label, s.case_id, s.name_key LIKE %s AS prefix
-        FROM {S} s WHERE s.viewer_id = %s AND s.name_key LIKE %s AND (%s::text IS NULL OR s.kind = %s)
+        FROM ({{holders}}) h(h) CROSS JOIN LATERAL (
+            SELECT s.* FROM {S} s
+            WHERE graph_memory_lookup_words(s.holder, s.name_key) @@ replace(%s, '{HOLDER_MARK}', h.h::text)::tsquery
+              AND s.holder = h.h AND s.firm_id = %s AND s.name_key LIKE %s AND (%s::text IS NULL OR s.kind = %s) OFFSET 0
+        ) s
         ORDER BY s.node_id, s.case_id
     ) d ORDER BY d.prefix DESC, d.label, d.node_id OFFSET 0
 ) n {_STILL_OPEN.format(case="n.case_id")}
@@ -248,18 +258,20 @@ ORDER BY n.prefix DESC, n.label, n.node_id
 LIMIT %s
 """
 
-# Conflict check: the parties in the viewer's sight, tested as in CONFLICTS but on the numbers the
-# sight holds for their strings (`Sight.variants`, with the exact key among them as reading -1), so
-# no party's node is read until it is found; only the parties found are then joined to their cases.
-# Params: hashes, readings, words, viewer, hashes, firm id, key, word patterns, cap + 1, viewer, access, limit + 1.
+# Conflict check: the parties in the viewer's rows, tested as in CONFLICTS but on the numbers the sight
+# holds for their strings (`Sight.variants`: each string's number combined with its holder's, with the
+# exact key among them as reading -1), one probe of their GIN index per wanted string and holder, so no
+# other holder's party is read; only the parties found are then joined to their cases.
+# Params: hashes, readings, words, firm id, firm id, key, word patterns, cap + 1, firm id, access, limit + 1.
 SIGHT_CONFLICTS = f"""
 WITH {_WANTED.format(type="int").strip()},
 held AS (
-    SELECT x.id, w.reading, count(DISTINCT w.word) AS words
-    FROM (SELECT s.node_id AS id, unnest(s.variants) AS variant FROM {S} s WHERE s.viewer_id = %s AND s.variants IS NOT NULL) x
-    JOIN wanted w ON w.variant = x.variant
-    WHERE x.variant = ANY(%s::int[])
-    GROUP BY x.id, w.reading
+    SELECT s.node_id AS id, w.reading, count(DISTINCT w.word) AS words
+    FROM (SELECT w.*, h.h, w.variant # {HOLDER_HASH.format(holder="h.h")} AS mixed FROM wanted w CROSS JOIN ({{holders}}) h(h)) w
+    CROSS JOIN LATERAL (
+        SELECT s.node_id FROM {S} s WHERE s.variants @> ARRAY[w.mixed] AND s.holder = w.h AND s.firm_id = %s OFFSET 0
+    ) s
+    GROUP BY s.node_id, w.reading
 ),
 party AS MATERIALIZED (
     SELECT p.* FROM (SELECT DISTINCT h.id FROM held h JOIN needed n ON n.reading = h.reading AND n.words = h.words) f
@@ -268,8 +280,9 @@ party AS MATERIALIZED (
 {_SEEN.format(found="party p").strip()},
 link AS (
     SELECT s.node_id AS party, e.source_id AS case_node, e.kind AS edge
-    FROM seen x JOIN {S} s ON s.viewer_id = %s AND s.node_id = x.id
-    CROSS JOIN LATERAL (
+    FROM seen x CROSS JOIN LATERAL (
+        SELECT DISTINCT s.node_id, s.case_id FROM {S} s WHERE {_MINE} AND s.node_id = x.id OFFSET 0
+    ) s CROSS JOIN LATERAL (
         SELECT e.source_id, e.kind FROM {E} e
         WHERE e.case_id = s.case_id AND e.target_id = s.node_id AND e.kind IN {PARTY_EDGES} OFFSET 0
     ) e {_STILL_OPEN.format(case="s.case_id")}

@@ -14,7 +14,7 @@ import pytest
 from django.test import Client as HttpClient
 
 from accounts.models import Firm, User
-from graph_memory import conf, sight
+from graph_memory import conf
 from graph_memory.api.tools import DISCIPLINE, endpoints, openai_tools
 from graph_memory.models import CaseSummary, Node
 from tests.api_support import (
@@ -277,8 +277,6 @@ def test_query_counts_do_not_grow_with_the_firm(world: World, django_assert_num_
     requests = all_requests()
 
     def run_all() -> dict[tuple[str, str], Any]:
-        for persona in ("alice", "bob"):  # current sights: one statement a read (tests/test_sight.py)
-            sight.rebuild(world.users[persona])
         bodies = {}
         for persona in ("alice", "dana", "bob"):
             for endpoint, path, params in requests:

@@ -12,7 +12,7 @@ from django.test import Client as HttpClient
 from rest_framework.authtoken.models import Token
 
 from accounts.models import User
-from graph_memory import access, briefs, conf, services, sight
+from graph_memory import access, briefs, conf, services
 from graph_memory.models import CaseSummary, Node
 from practice.models import Case, CaseTeamMember
 from tests.factories import CaseFactory, ClientFactory, FirmFactory, UserFactory
@@ -181,7 +181,6 @@ def test_brief_query_count_does_not_grow_with_cases(memory, cases, django_assert
         CaseSummary.objects.update_or_create(case=case, defaults={"firm": firm, "text": f"Summary {i}.", "stale": False})
     services.graph_rebuild_firm(firm_id=firm.pk)
     target = node("client", "Countable Inc.")
-    sight.rebuild(lawyer)  # current: the node in one statement (a stale sight costs one more, test_sight.py)
     with django_assert_num_queries(2):
         brief = services.node_brief(viewer=lawyer, node_id=target.pk, limit=100)
     assert len(brief.cases) == cases

@@ -20,8 +20,8 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Firm, User
-from graph_memory import services, sight
-from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, Sight, SightViewer, SummaryVersion
+from graph_memory import services
+from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, Sight, SummaryVersion
 from graph_memory.summaries.rulebook import empty_content
 from practice.models import (
     Case,
@@ -117,8 +117,6 @@ def world(openai_server: OpenAIServer, caplog: Any) -> dict[str, Any]:
     run = services.refresh_firm(firm_id=firm.pk)
     assert (run.status, run.claimed, run.rewritten) == ("done", 1, 1)
     assert services.graph_rebuild_firm(firm_id=firm.pk).written == 0  # the signals kept the map current
-    for lawyer in (alice, bob, carol):  # their sights hold the case's label too (graph_memory.sight)
-        sight.rebuild(lawyer)
     return {"firm": firm, "doomed": doomed, "keeper": keeper, "alice": alice, "bob": bob, "carol": carol,
             "lone_client": lone_client, "shared_client": shared_client, "lone_cp": lone_cp, "shared_cp": shared_cp}  # fmt: skip
 
@@ -193,7 +191,7 @@ def test_deleting_a_user_removes_their_node_edges_and_permissions(world: dict[st
     assert (before["nodes"] - after["nodes"], before["edges"] - after["edges"]) == (1, edges)
     assert before["permissions"] - after["permissions"] == 2
     assert not CaseUserObjectPermission.objects.filter(user_id=carol.pk).exists()
-    assert not Sight.objects.filter(viewer_id=carol.pk).exists() and not SightViewer.objects.filter(viewer_id=carol.pk).exists()
+    assert not Sight.objects.filter(holder=carol.pk).exists()
     # Her cases and their summaries stay; only what was hers went.
     assert (before["summaries"], before["versions"]) == (after["summaries"], after["versions"])
     assert services.graph_rebuild_firm(firm_id=firm.pk).written == 0

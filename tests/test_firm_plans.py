@@ -9,7 +9,7 @@ planned again under `EXPLAIN (FORMAT JSON)`, with the settings it ran under
 
 The rule for a scan of the node, edge or sight table: an index scan (never a
 sequential one) whose index condition
-- names firm_id (for the sight, the viewer: a viewer is of one firm), or
+- names firm_id (the sight's rows are also keyed by holder, and always by firm), or
 - probes an index whose every key starts with the firm: the conflict check's
   variant strings (migration 0005) and the lookup's words (migration 0016),
   both proven firm-prefixed below, in the stored rows and in the queries, or
@@ -35,7 +35,7 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Firm, User
-from graph_memory import graph, names, selectors, services, sight
+from graph_memory import graph, names, selectors, services
 from graph_memory.models import Edge, Node, Sight
 from graph_memory.models.graph import LOOKUP_WORDS_EXPRESSION, PARTY_VARIANTS_COLUMN
 from practice.models import Case, CaseCounterparty, CaseTeamMember, CaseUserObjectPermission, Client, Counterparty
@@ -104,7 +104,7 @@ def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def _probe_bounded(table: str, index: str, cond: str) -> bool:
-    if table == S and "viewer_id" in cond:
+    if table == S and "holder" in cond:
         return True
     return "firm_id" in cond or index in FIRM_KEYED_INDEXES or bool(_BY_KEY.match(cond))
 
@@ -195,13 +195,11 @@ def test_reads_scan_only_the_firms_rows(world: dict[str, Any], read: str, who: s
     case = next(c for c in world["cases"] if c.owner_id == viewer.pk) if who != "admin" else world["cases"][0]
     node = Node.objects.get(kind="case", ref_id=case.pk).pk
     use_sight = who == "lawyer, sight"
-    if use_sight:
-        sight.rebuild(viewer)
     with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, "LAWYER_SIGHT": use_sight}):
         answer = READS[read](viewer, case, node)
         assert getattr(answer, "matches", None) or answer.results  # something found: the plan is not a shortcut
         plans = plans_of(lambda: READS[read](viewer, case, node))
-    assert len(plans) == 1  # the sight was current: one statement
+    assert len(plans) == 1  # the sight was built: one statement
     assert_firm_bounded(plans, world["firm"])
 
 

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from accounts.models import Firm, User
-from graph_memory import access, conf, services, sight
+from graph_memory import access, conf, services
 from graph_memory.models import Node
 from practice.models import Case, CaseCounterparty, CaseTeamMember, CaseUserObjectPermission
 from practice.permissions import view_case_permission
@@ -286,8 +286,6 @@ def grow_firm(p: Personas, cases: int) -> None:
 def test_reads_are_a_fixed_number_of_queries(personas: Personas, cases: int, django_assert_num_queries) -> None:
     p = personas
     grow_firm(p, cases)
-    for lawyer in (p.owner, p.outsider):  # current sights: one statement (a stale one costs one more, test_sight.py)
-        sight.rebuild(lawyer)
     owner_node = Node.objects.get(kind="lawyer", ref_id=p.owner.pk).pk
     for viewer in (p.owner, p.firm_admin):
         with django_assert_num_queries(1):

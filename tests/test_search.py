@@ -12,7 +12,7 @@ from django.test import Client as HttpClient
 from rest_framework.authtoken.models import Token
 
 from accounts.models import User
-from graph_memory import conf, embeddings, search, services, sight
+from graph_memory import conf, embeddings, search, services
 from graph_memory.models import AICall, CaseSummary, Node
 from practice.models import Case
 from tests import search_support
@@ -298,15 +298,9 @@ def corpus_db(django_db_setup, django_db_blocker):  # -> Iterator[tuple[Corpus, 
 
 
 @pytest.mark.parametrize("share", [0.001, 0.01, 0.1, 1.0])
-@pytest.mark.parametrize("from_sight", [True, False], ids=["sight current", "no sight"])
-def test_recall_at_10_equals_exact_search_whatever_the_share(corpus_db, share, from_sight, settings) -> None:
+def test_recall_at_10_equals_exact_search_whatever_the_share(corpus_db, share) -> None:
     corpus, firm, viewers = corpus_db
     viewer, visible = viewers[share]
-    if from_sight and share < 1:  # a lawyer's exact scan then ranks their copies (test_sight_vectors.py)
-        sight.rebuild(viewer)
-        assert sight.current(viewer)
-    elif not from_sight:
-        settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}
     methods = set()
     for query in corpus.queries(10, seed=int(share * 1000) + 1):
         ranking = search.vector_ranking(viewer=viewer, vector=query, model=search_support.MODEL, depth=10)

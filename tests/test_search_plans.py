@@ -22,7 +22,7 @@ import pytest
 from django.db import connection, transaction
 
 from accounts.models import User
-from graph_memory import firm_indexes, search, services, sight
+from graph_memory import firm_indexes, search, services
 from practice.models import Case, CaseUserObjectPermission
 from tests import search_support
 from tests.factories import FirmFactory, UserFactory
@@ -119,24 +119,18 @@ def _query(big_firm: dict[str, Any], seed: int = 3) -> np.ndarray:
     return big_firm["corpus"].queries(1, seed=seed)[0]
 
 
-@pytest.mark.parametrize("path", ["index walk", "exact scan of the summaries", "exact scan of the sight", "words only"])
+@pytest.mark.parametrize("path", ["index walk", "exact scan of the summaries", "words only"])
 def test_a_lawyers_search_never_rescans_their_visible_set(big_firm, settings, path) -> None:
     lawyer, visible = big_firm["lawyer"]
     assert len(visible) > search_support.exact_cap()  # the walk by default
     if path.startswith("exact"):
         settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 10 * CASES}
-    if path == "exact scan of the sight":
-        assert sight.rebuild(lawyer) and sight.current(lawyer)
-    else:
-        settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}
     plan = _search_plan(lawyer, None if path == "words only" else _query(big_firm))
     assert _rescans_of_the_visible_set(plan) == []
     listed = [n for n in _nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
     assert listed and max(n["Actual Rows"] for n in listed) == len(visible)  # listed once, and whole
     walked = [n for n in _nodes(plan) if n.get("Index Name") == firm_indexes.index_name(big_firm["firm"].pk)]
     assert bool(walked and walked[0]["Actual Loops"]) == (path == "index walk")
-    copies = [n for n in _nodes(plan) if n.get("Relation Name") == sight.VECTORS and n.get("Actual Loops")]
-    assert bool(copies) == (path == "exact scan of the sight")
 
 
 def test_a_lawyers_search_answers_from_their_cases_only(big_firm) -> None:

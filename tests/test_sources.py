@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 
 from accounts.models import Firm, User
-from graph_memory import access, sight
+from graph_memory import access
 from graph_memory.adapter import NoteOrigin
 from graph_memory.models import CaseSummary, Node
 from graph_memory.notes import note_file
@@ -144,8 +144,6 @@ def test_a_long_page_is_whole_across_windows(world: World) -> None:
 def test_constant_queries(world: World, django_assert_num_queries: Any, source_id: str, queries: int) -> None:
     case = Case.objects.get(key="2026-014")
     case_node = node("case", C014).pk
-    for persona in ("alice", "bob"):  # current sights: the node in one statement (test_sight.py)
-        sight.rebuild(world.users[persona])
     with django_assert_num_queries(queries):
         source_get(viewer=world.users["alice"], case_node_id=case_node, source_id=source_id)
     Note.objects.bulk_create(

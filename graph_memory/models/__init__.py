@@ -4,7 +4,7 @@ from graph_memory.models.documents import DocumentIndex, DocumentQuery
 from graph_memory.models.graph import Edge, Node
 from graph_memory.models.lint import LintFinding, LintRun
 from graph_memory.models.refresh import RefreshRun
-from graph_memory.models.sight import Sight, SightVector, SightViewer
+from graph_memory.models.sight import Sight, SightCase, SightState
 from graph_memory.models.summaries import AICall, CaseSummary, SummaryVersion
 
 __all__ = [
@@ -18,7 +18,7 @@ __all__ = [
     "Node",
     "RefreshRun",
     "Sight",
-    "SightVector",
-    "SightViewer",
+    "SightCase",
+    "SightState",
     "SummaryVersion",
 ]
