@@ -24,6 +24,7 @@ PAGE = ROOT / "docs" / "settings.md"
 # A default longer than this is shown under its section's table, not in a cell.
 LONG_DEFAULT = 60
 _SECTION = re.compile(r"#\s*---\s*(.+?)\s*---\s*$")
+_DOC_PAGE = re.compile(r"\bdocs/([\w-]+\.md)\b")
 
 
 class SettingUndocumented(Exception):
@@ -92,12 +93,13 @@ def _literal(value: Any) -> str:
 
 
 def _prose(text: str) -> str:
-    """A comment as Markdown table-cell text: `<` and `>` escaped outside code spans; no pipes."""
+    """A comment as Markdown table-cell text: `<` and `>` escaped outside code spans, docs/*.md linked; no pipes."""
     if "|" in text:
         raise ValueError(f"a settings comment may not hold '|' (it would split the table): {text!r}")
     parts = text.split("`")
     for i in range(0, len(parts), 2):  # even parts are outside code spans
         parts[i] = parts[i].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        parts[i] = _DOC_PAGE.sub(r"[\1](\1)", parts[i])  # a page of this site: a link the strict build checks
     return "`".join(parts)
 
 

@@ -4,6 +4,7 @@ setting is documented, every piece of code a page quotes exists, and the README 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -87,3 +88,15 @@ def test_the_tutorial_teaches_every_adapter_method_a_host_must_write_and_no_othe
 
 def test_the_readme_is_short() -> None:
     assert len((ROOT / "README.md").read_bytes()) <= 10_240
+
+
+def test_the_readme_links_to_pages_and_headings_that_exist() -> None:
+    from markdown.extensions.toc import slugify
+
+    links = re.findall(r"\]\(((?:docs/|demo/)[^)#\s]+)(?:#([^)\s]+))?\)", (ROOT / "README.md").read_text())
+    assert len(links) > 10
+    for path, anchor in links:
+        assert (ROOT / path).is_file(), path
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", (ROOT / path).read_text(), flags=re.M)
+            assert anchor in {slugify(h.replace("`", ""), "-") for h in headings}, f"{path}#{anchor}"
