@@ -7,7 +7,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 LOCAL_EMBEDDINGS ?= 1
 RUN_STAMP := $(VENV)/.installed-run-embeddings-$(LOCAL_EMBEDDINGS)
 
-.PHONY: test demo bench proof lint migrations clean dbstop model-check
+.PHONY: test demo bench proof lint docs docs-settings migrations clean dbstop model-check
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -23,8 +23,8 @@ $(DEV_STAMP): requirements.txt requirements-local-embeddings.txt requirements-de
 	touch $@
 
 # The main suite (reference host, pyproject's settings), then the second host's suite under its own settings,
-# without the main suite's conftest. Both always run; either failing fails the target, and so does a run that
-# collects nothing (pytest's exit code 5).
+# without the main suite's conftest, then the docs site. All always run; any failing fails the target, and so
+# does a run that collects nothing (pytest's exit code 5).
 SECOND_HOST := tests/second_host
 SECOND_HOST_PYTEST := $(SECOND_HOST) --ds=tests.second_host.settings --confcutdir=$(SECOND_HOST)
 
@@ -32,10 +32,22 @@ test: $(DEV_STAMP)
 	@failed=""; \
 	$(BIN)/python -m pytest || failed="$$failed main-suite(exit $$?)"; \
 	$(BIN)/python -m pytest $(SECOND_HOST_PYTEST) || failed="$$failed second-host(exit $$?)"; \
+	$(DOCS_BUILD) || failed="$$failed docs(exit $$?)"; \
 	if [ -n "$$failed" ]; then echo "make test failed:$$failed (exit 5: no tests collected)" >&2; exit 1; fi
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
+
+# The docs site (mkdocs.yml), into .run/site: every warning is an error (a broken link or anchor, a page left
+# out of the nav, an out-of-date docs/settings.md, a code include naming nothing). Never --quiet: it hides the
+# warnings from --strict. docs-settings rewrites docs/settings.md from graph_memory/conf.py.
+DOCS_BUILD := $(BIN)/mkdocs build --strict
+
+docs: $(DEV_STAMP)
+	$(DOCS_BUILD)
+
+docs-settings: $(DEV_STAMP)
+	$(BIN)/python docs/settings_reference.py
 
 demo: $(RUN_STAMP)
 	$(BIN)/python demo/run.py

@@ -1,5 +1,5 @@
 """Settings of the reference project. Every value can come from the environment;
-the README's settings table lists them with their defaults."""
+docs/operators.md lists them with their defaults."""
 
 from __future__ import annotations
 

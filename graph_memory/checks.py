@@ -144,7 +144,7 @@ def check_adapter(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
             hint=(
                 'Set GRAPH_MEMORY["ADAPTER"] to the dotted path of your subclass of '
                 'graph_memory.adapter.MemoryAdapter, e.g. "myproduct.memory_adapter.MemoryAdapter"; '
-                "the README's \"Plugging the app into a host product\" shows one."
+                "docs/host-developers.md walks through writing one."
             ),
             id="graph_memory.E033",
         )]

@@ -25,108 +25,153 @@ DEFAULT_CASE_MODEL = "practice.Case"
 DEFAULT_FIRM_MODEL = "accounts.Firm"
 
 DEFAULTS: dict[str, Any] = {
-    # The host's adapter: dotted path of a graph_memory.adapter.MemoryAdapter subclass.
+    # Each key has its own comment: docs/settings.md is generated from them (docs/settings_reference.py),
+    # and a test fails when a key has none. `# --- Title ---` lines are the page's sections.
+    # --- The host ---
+    # Dotted path of the host's subclass of `graph_memory.adapter.MemoryAdapter`, the one door to its
+    # models. Unset, not importable or not such a subclass: E033.
     "ADAPTER": None,
-    # Notice carried by every summary, brief and API answer.
+    # The fixed notice on every summary, brief and API answer: orientation to verify, not fact.
     "NOTICE": NOTICE,
-    # Reads.
+    # --- Reads and the API ---
+    # Page size of every list when the request gives no `limit`.
     "PAGE_DEFAULT": 25,
+    # The largest `limit` of every list; more is a 400, never a silent cut.
     "PAGE_MAX": 100,
+    # The longest `q` or `name` a read accepts, in characters.
     "QUERY_MAX_CHARS": 500,
-    # Per-user rate of the assistant's API ("<n>/<s|min|hour|day>"; None: no throttling).
+    # Per-user rate of the assistant's API, `<n>/<period>` (periods `s`, `min`, `hour`, `day`), counted
+    # in the default cache, which every process must share; None: no throttling. A bad rate is E038.
     "THROTTLE_RATE": "120/min",
-    # Summary writer: "auto" (openai when OPENAI_API_KEY is set, else extractive), "openai" or "extractive".
+    # --- The summary writer ---
+    # `auto` (`openai` when `OPENAI_API_KEY` is set, else `extractive`), `openai` or `extractive`.
     "WRITER": "auto",
+    # The chat model the `openai` writer asks, on any OpenAI-compatible server (`OPENAI_BASE_URL`).
     "OPENAI_MODEL": "gpt-4o-mini",
+    # Seconds one HTTP call to the model server may take (summaries, document indexes and answers, embeddings).
     "OPENAI_TIMEOUT": 30.0,
+    # Retries of a connection error, a 429 or a 5xx; never of a timeout, because the server is still
+    # generating for the request the client gave up on.
     "OPENAI_MAX_RETRIES": 1,
-    # Output cap of one summary call; None: the most a valid answer to the output schema can need.
+    # Output cap of one summary call, in tokens; None: the most a valid answer to the output schema can need.
     "OPENAI_MAX_TOKENS": None,
-    # How long (seconds) a server's refusal of a response format is remembered, in the cache.
+    # Seconds a server's refusal of a response format is remembered, in the default cache (so every
+    # process skips the format it refused).
     "OPENAI_FORMAT_MEMORY_TTL": 7 * 24 * 3600,
-    # Regression guard (summaries/guard.py): a rewrite replaces the current summary only if at
-    # least this share of its written statements survive verification, and it keeps at least
-    # this share of the current summary's statements (and field records) still backed by the records.
+    # Regression guard (summaries/guard.py): a rewrite replaces the current summary only if at least
+    # this share of the sentence ids it selected are in the slice.
     "GUARD_MIN_KEPT_RATE": 0.5,
+    # ... and only if it serves at least this share as many distinct sentences, and covers this share
+    # of the distinct records and field records, as the current summary does with what its records
+    # still back. A weaker rewrite is recorded as rejected and the case stays stale.
     "GUARD_MIN_SHARE": 0.6,
-    # Context slice caps.
+    # --- A case's slice (what a summary is written from) ---
+    # Documents in a slice, latest first (processed ones only).
     "CONTEXT_MAX_DOCUMENTS": 8,
-    "CONTEXT_MAX_DRAFTS": 5,
-    "CONTEXT_MAX_DEADLINES": 10,
-    "CONTEXT_MAX_INVOICES": 10,
-    "CONTEXT_MAX_NOTES": 10,
-    "CONTEXT_ITEM_MAX_CHARS": 1200,
-    "CONTEXT_MAX_CHARS": 16000,
-    # Embeddings: "auto" (local when installed, else none), "local", "openai" or "none".
-    "EMBEDDER": "auto",
-    "EMBEDDING_MODEL": "text-embedding-3-small",
-    "EMBEDDING_DIMENSIONS": 384,
-    # Nightly refresh.
-    "NIGHTLY_CRONTAB": "0 2 * * *",
-    "NIGHTLY_BATCH_SIZE": 50,
-    "NIGHTLY_TOKEN_BUDGET": None,
-    "ON_DEMAND_TIMEOUT": 20.0,
-    # Long documents (graph_memory/documents/): routing indexes and answers quoted from the pages.
-    # A model builds an index over batches of this many pages, each page cut to this many characters.
-    "DOCUMENT_INDEX_BATCH_PAGES": 20,
-    # Documents shorter than this are indexed offline even when a model is configured (their headings suffice).
-    "DOCUMENT_MODEL_MIN_PAGES": 20,
-    "DOCUMENT_PAGE_MAX_CHARS": 6000,
-    # A section spans at most this many pages (a longer one is split in parts) and keeps at most
-    # this many verified terms.
-    "DOCUMENT_SECTION_MAX_PAGES": 25,
-    "DOCUMENT_TERMS_PER_SECTION": 24,
-    # The router reads at most this many characters of the case's indexes.
-    "DOCUMENT_ROUTER_MAX_CHARS": 30000,
-    # The answer reads at most this many pages of the sections routed to, and serves at most this many quotes.
-    "DOCUMENT_ANSWER_MAX_PAGES": 30,
-    "DOCUMENT_ANSWER_MAX_QUOTES": 5,
-    # Indexes rebuilt per firm and night (after the summaries, within NIGHTLY_TOKEN_BUDGET), and
-    # indexes built on the spot, offline, when a question reaches documents that have none yet.
-    "NIGHTLY_DOCUMENT_BATCH_SIZE": 20,
-    "DOCUMENT_ON_DEMAND_MAX": 3,
-    # Context slice caps not covered above (summaries/context.py).
-    "CONTEXT_MAX_COUNTERPARTIES": 10,
+    # Pages of each document in a slice, from the first.
     "CONTEXT_MAX_PAGES_PER_DOCUMENT": 3,
-    # Lawyers' reads: keep the nodes of the cases each grant opens beside the map, per user or group
-    # granted (graph_memory/sight.py, on hosts that grant through django-guardian), so a walk, lookup
-    # or conflict check costs what they see, however many cases they may open; False answers from
-    # their cases every time.
-    "LAWYER_SIGHT": True,
-    # Search: an exact scan when the viewer sees at most SEARCH_EXACT_MAX vectors, or at most
-    # SEARCH_EXACT_SHARE of the vectors in the index; otherwise the HNSW index (iterative scan)
-    # with this candidate list size (hnsw.ef_search). docs/BENCHMARKS.md has the crossover.
+    # Drafts in a slice, latest first.
+    "CONTEXT_MAX_DRAFTS": 5,
+    # Deadlines in a slice: open ones first, soonest first; then done ones, most recent first.
+    "CONTEXT_MAX_DEADLINES": 10,
+    # Invoices in a slice, latest first.
+    "CONTEXT_MAX_INVOICES": 10,
+    # Working notes in a slice, latest first.
+    "CONTEXT_MAX_NOTES": 10,
+    # Counterparties in a slice's header.
+    "CONTEXT_MAX_COUNTERPARTIES": 10,
+    # Characters of each item's text (description, note, draft, page); a sentence the cut splits gets no id.
+    "CONTEXT_ITEM_MAX_CHARS": 1200,
+    # Characters of the whole slice.
+    "CONTEXT_MAX_CHARS": 16000,
+    # --- Embeddings and search ---
+    # `auto` (`local` when the `local-embeddings` extra is installed, else `none`), `local`
+    # (all-MiniLM-L6-v2 on the CPU, offline), `openai` (the embeddings API) or `none` (search by words only).
+    "EMBEDDER": "auto",
+    # The model the `openai` embedder asks.
+    "EMBEDDING_MODEL": "text-embedding-3-small",
+    # Width of the stored vectors; the migration's column is 384-d, so any other value is E030.
+    "EMBEDDING_DIMENSIONS": 384,
+    # Search ranks by an exact scan when the viewer sees at most this many vectors ...
     "SEARCH_EXACT_MAX": 1000,
+    # ... or at most this share of the index (its planner estimate); otherwise it walks the HNSW index
+    # with an iterative scan. docs/BENCHMARKS.md has the crossover.
     "SEARCH_EXACT_SHARE": 0.05,
+    # The HNSW candidate list size (`hnsw.ef_search`) of a walk of the index every firm shares.
     "SEARCH_EF_SEARCH": 300,
-    # Search: a firm holding at least this many vectors gets an HNSW index of its own
-    # (graph_memory/firm_indexes.py), walked with this shorter candidate list.
+    # A firm holding at least this many vectors gets an HNSW index of its own (graph_memory/firm_indexes.py;
+    # built after its nightly refresh or by `manage.py search_indexes`); below half of it, the index goes.
     "SEARCH_FIRM_INDEX_MIN": 2000,
+    # The candidate list size of a walk of a firm's own index (it meets no other firm's vectors).
     "SEARCH_FIRM_EF_SEARCH": 100,
-    # Search: the cosine similarity a summary must reach to be a hit by meaning, per embedding
-    # model ("*": any other; None: meaning alone never qualifies a hit). The local model's floor
-    # is measured by bench/bench_search.py on case-like texts (docs/BENCHMARKS.md).
+    # The cosine similarity a summary must reach to be a hit by meaning, per embedding model (`"*"`: any
+    # other model; None: meaning alone never qualifies a hit, and `manage.py check` warns, W040); JSON in
+    # the environment. The local model's floor is measured by bench/bench_search.py (docs/BENCHMARKS.md).
     "SEARCH_MIN_SIMILARITY": {"local:all-MiniLM-L6-v2": 0.33, "*": None},
-    # Lint (graph_memory/lint/): when `setup_memory_schedule` schedules the weekly run (UTC); a
-    # case stale for more nights than this is reported; a summary is weak when verification
-    # dropped more than this share of its written statements, or when it keeps fewer than
-    # LINT_WEAK_MIN_STATEMENTS for a case of at least LINT_WEAK_MANY_RECORDS records; two
-    # parties are near-duplicates when the conflict matcher's similarity reaches this.
+    # Lawyers' walks, lookups, conflict checks and briefs read the sight: the nodes of the cases each
+    # grant opens, per user or group granted, kept beside the map row by row by triggers
+    # (graph_memory/sight.py; hosts that grant through django-guardian only), so a read costs what it
+    # finds, not how many cases they may open. False: from the cases they may open every time.
+    "LAWYER_SIGHT": True,
+    # --- The nightly refresh ---
+    # When `setup_memory_schedule` schedules the nightly refresh (crontab, UTC). A bad one is E020.
+    "NIGHTLY_CRONTAB": "0 2 * * *",
+    # Stale cases rewritten per firm per night at most, oldest first.
+    "NIGHTLY_BATCH_SIZE": 50,
+    # Model tokens per firm per night; the run stops claiming cases once spent. None: no budget.
+    "NIGHTLY_TOKEN_BUDGET": None,
+    # Seconds a first summary may take when a case without one is asked about.
+    "ON_DEMAND_TIMEOUT": 20.0,
+    # --- Long documents (graph_memory/documents/) ---
+    # Documents shorter than this are indexed offline, from their headings, even with a model configured.
+    "DOCUMENT_MODEL_MIN_PAGES": 20,
+    # Pages per model call when a model builds a document's routing index ...
+    "DOCUMENT_INDEX_BATCH_PAGES": 20,
+    # ... each page cut to this many characters in that call.
+    "DOCUMENT_PAGE_MAX_CHARS": 6000,
+    # The longest section of an index, in pages; a longer one is split in parts.
+    "DOCUMENT_SECTION_MAX_PAGES": 25,
+    # Verified terms kept per section of an index.
+    "DOCUMENT_TERMS_PER_SECTION": 24,
+    # The most of a case's document indexes the router call reads, in characters (under 1000 is E091).
+    "DOCUMENT_ROUTER_MAX_CHARS": 30000,
+    # Pages of the routed sections an answer reads at most.
+    "DOCUMENT_ANSWER_MAX_PAGES": 30,
+    # Quotes an answer serves at most (offline: 3).
+    "DOCUMENT_ANSWER_MAX_QUOTES": 5,
+    # Routing indexes rebuilt per firm per night, after the summaries and within what is left of
+    # NIGHTLY_TOKEN_BUDGET.
+    "NIGHTLY_DOCUMENT_BATCH_SIZE": 20,
+    # Indexes built on the spot, offline, when a question reaches documents that have none yet.
+    "DOCUMENT_ON_DEMAND_MAX": 3,
+    # --- Lint (graph_memory/lint/) ---
+    # When `setup_memory_schedule` schedules the weekly lint (crontab, UTC). A bad one is E100.
     "LINT_CRONTAB": "0 3 * * 0",
+    # A case stale (or with activity and no summary) for more nights than this is reported.
     "LINT_STALE_NIGHTS": 7,
+    # A summary is weak when verification dropped more than this share of its written statements ...
     "LINT_WEAK_DROPPED_SHARE": 0.5,
+    # ... or when it keeps fewer written statements than this ...
     "LINT_WEAK_MIN_STATEMENTS": 2,
+    # ... for a case of at least this many records (the adapter's `case_record_count()`).
     "LINT_WEAK_MANY_RECORDS": 20,
+    # Two parties are near-duplicates when the conflict matcher's similarity reaches this.
     "LINT_NEAR_DUPLICATE_MIN_SIMILARITY": 0.8,
-    # Compounding (notes.py, sources.py, memory_index.py): an assistant-filed note's caps and
-    # per-user rate ("<n>/<s|min|hour|day>"; None: no limit); a source's text per answer, in
-    # characters (default and most); the memory index's size in UTF-8 bytes and its gist per case.
+    # --- Notes, sources and the memory index ---
+    # The longest text of a note the assistant files, in characters (more is a 400).
     "NOTE_MAX_CHARS": 20000,
+    # The longest title of such a note, in characters (more is a 400).
     "NOTE_TITLE_MAX_CHARS": 200,
+    # Notes a user may file per period, `<n>/<period>` (periods `s`, `min`, `hour`, `day`), a fixed window
+    # in the default cache; every attempt counts, on hidden cases alike. None: no limit. A bad one is E081.
     "NOTE_RATE": "30/hour",
+    # Characters of a source's text per answer when the request gives no `limit` ...
     "SOURCE_CHARS_DEFAULT": 8000,
+    # ... and the most a request may ask for (more is a 400).
     "SOURCE_CHARS_MAX": 50000,
+    # Size cap of the memory index in UTF-8 bytes, whole lines only (at least 512).
     "INDEX_MAX_BYTES": 4096,
+    # Characters of each case's first written statement in the memory index.
     "INDEX_GIST_CHARS": 160,
 }
 

@@ -1,4 +1,5 @@
-"""The README's assistant loop, run as written: a live server, the real `openai` client, a scripted model."""
+"""The documented assistant loop (docs/assistant-developers.md), run as written: a live server, the real
+`openai` client, a scripted model."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from practice.models import Case, Note
 from tests.api_support import C031, FAST, NW_CP, set_throttle_rate
 from tests.openai_server import Reply
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "assistant-developers.md"
 
 
-def readme_loop() -> str:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+def documented_loop() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S)
     return next(b for b in blocks if "/api/memory/tools/" in b)
 
 
@@ -40,7 +41,7 @@ def completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_readme_assistant_loop(
+def test_the_documented_assistant_loop(
     demo_firm, demo_users, live_server, openai_server, settings, monkeypatch, capsys
 ) -> None:
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, **FAST}
@@ -69,7 +70,7 @@ def test_the_readme_assistant_loop(
         ),
         Reply(body=completion({"content": "Yes: we act against Northwind in 2026-031."}, "stop")),
     )
-    exec(compile(readme_loop(), str(README), "exec"), {"__name__": "readme"})
+    exec(compile(documented_loop(), str(PAGE), "exec"), {"__name__": "documented"})
     assert capsys.readouterr().out == "Yes: we act against Northwind in 2026-031.\n"
     first, second = openai_server.chat_requests()
     assert {t["function"]["name"] for t in first["tools"]} == {

@@ -34,7 +34,7 @@ def test_a_lawyer_signs_in_reaches_the_api_docs_and_signs_out(personas: Personas
     signed_in = http.post("/login/", {"username": lawyer.username, "password": PASSWORD, "next": "/api/docs/"})
     assert signed_in.status_code == 302 and signed_in["Location"] == "/api/docs/"
     assert http.get("/api/docs/").status_code == 200
-    # The session works for the API itself, as the README says.
+    # The session works for the API itself, as docs/assistant-developers.md says.
     assert http.get("/api/memory/tools/").status_code == 200
     assert http.get("/api/schema/", {"format": "json"}).status_code == 200
     # Logging out is a POST (Django 5); afterwards the session is gone.

@@ -322,18 +322,18 @@ def test_a_token_sent_as_bearer_is_accepted_and_deactivating_the_user_locks_them
     assert isinstance(raised(names), MCPError)
 
 
-def test_the_readme_example_prints_what_the_readme_says(
+def test_the_documented_example_prints_what_the_docs_say(
     world: World, mcp_url: str, monkeypatch: Any, capsys: Any
 ) -> None:
-    readme = (ROOT / "README.md").read_text()
+    page = (ROOT / "docs" / "assistant-developers.md").read_text()
     example = next(
-        b for b in re.findall(r"```python\n(.*?)```", readme, flags=re.S) if "streamable_http_client(URL" in b
+        b for b in re.findall(r"```python\n(.*?)```", page, flags=re.S) if "streamable_http_client(URL" in b
     )
-    printed = re.search(r"On the demo firm it prints:\n\n```text\n(.*?)```", readme, flags=re.S)
+    printed = re.search(r"On the demo firm it prints:\n\n```text\n(.*?)```", page, flags=re.S)
     assert printed is not None
     monkeypatch.setenv("MEMORY_URL", mcp_url.removesuffix("/mcp/"))
     monkeypatch.setenv("MEMORY_TOKEN", world.tokens["alice"])
-    exec(compile(example, "README.md", "exec"), {"__name__": "readme"})
+    exec(compile(example, "docs/assistant-developers.md", "exec"), {"__name__": "documented"})
     assert capsys.readouterr().out == printed.group(1)
 
 
