@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
@@ -300,10 +301,15 @@ def build(using: str = DEFAULT_DB_ALIAS) -> int:
     return rows
 
 
-def build_later() -> None:
-    """Queue `build` on the worker, after the current transaction commits (a read never waits for it)."""
-    from graph_memory.tasks import build_sight
+@shared_task(name="graph_memory.build_sight", acks_late=True, ignore_result=True)
+def build_sight() -> int:
+    """The task: build every grant's rows when a TRUNCATE left them unbuilt; safe to run twice.
+    (Here rather than in graph_memory.tasks, which imports this module: the task module re-exports it.)"""
+    return build() if not current() else 0
 
+
+def build_later() -> None:
+    """Queue `build_sight` on the worker, after the current transaction commits (a read never waits for it)."""
     transaction.on_commit(build_sight.delay, robust=True)
 
 

@@ -7,8 +7,9 @@ import logging
 from celery import group, shared_task
 from django.db import transaction
 
-from graph_memory import services
+from graph_memory import services, sight
 from graph_memory.firm_indexes import InsideTransaction
+from graph_memory.sight import build_sight  # its task, registered with the others
 
 logger = logging.getLogger(__name__)
 
@@ -27,14 +28,6 @@ def graph_sync_case_task(case_id: int) -> dict[str, int]:
     return services.graph_sync_case(case_id=case_id).as_dict()
 
 
-@shared_task(name="graph_memory.build_sight", acks_late=True, ignore_result=True)
-def build_sight() -> int:
-    """Build every grant's sight rows (graph_memory.sight) when a TRUNCATE left them unbuilt; safe to run twice."""
-    from graph_memory import sight
-
-    return sight.build() if not sight.current() else 0
-
-
 # --- Nightly summary refresh --------------------------------------------------
 # Beat runs "graph_memory.refresh_all_firms" (see `manage.py setup_memory_schedule`);
 # it fans out one "graph_memory.refresh_firm" per firm. Running either twice is
@@ -44,8 +37,6 @@ def build_sight() -> int:
 @shared_task(name="graph_memory.refresh_all_firms", acks_late=True, ignore_result=True)
 def refresh_all_firms_task() -> list[int]:
     """The nightly entry point: enqueue one refresh per firm (a group, firm ids only), on commit; returns the ids."""
-    from graph_memory import sight
-
     if sight.enabled() and not sight.current():  # a TRUNCATE left lawyers' sight unbuilt
         transaction.on_commit(build_sight.delay)
     firm_ids = services.firms_to_refresh()
