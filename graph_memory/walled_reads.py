@@ -240,7 +240,9 @@ SIGHT_CASES_OF_NODE = f"SELECT s.case_id FROM {_NODE_CASES} {_STILL_OPEN.format(
 
 # Names are found holder by holder, through the holders' words index (migration 0017: graph_memory_lookup_words
 # keyed by holder; `names.lookup_query` with the holder in its place) and the LIKE keeps the exact ones; the
-# wall is checked lazily, in order, until the page is full.
+# wall is checked lazily, in order, until the page is full. (`holder + 0`: the primary key would hand over
+# every row of the holder, which PostgreSQL may think cheaper when the holders are few; the words index
+# hands over the matches, and its keys hold the holder already. The same in the conflict check.)
 # Params: prefix pattern, tsquery template (names.HOLDER_MARK for the holder), firm id, pattern, kind, kind, access, limit + 1.
 SIGHT_LOOKUP = f"""
 SELECT n.node_id, n.kind, n.label FROM (
@@ -249,7 +251,7 @@ SELECT n.node_id, n.kind, n.label FROM (
         FROM ({{holders}}) h(h) CROSS JOIN LATERAL (
             SELECT s.* FROM {S} s
             WHERE graph_memory_lookup_words(s.holder, s.name_key) @@ replace(%s, '{HOLDER_MARK}', h.h::text)::tsquery
-              AND s.holder = h.h AND s.firm_id = %s AND s.name_key LIKE %s AND (%s::text IS NULL OR s.kind = %s) OFFSET 0
+              AND s.holder + 0 = h.h AND s.firm_id = %s AND s.name_key LIKE %s AND (%s::text IS NULL OR s.kind = %s) OFFSET 0
         ) s
         ORDER BY s.node_id, s.case_id
     ) d ORDER BY d.prefix DESC, d.label, d.node_id OFFSET 0
@@ -269,7 +271,7 @@ held AS (
     SELECT s.node_id AS id, w.reading, count(DISTINCT w.word) AS words
     FROM (SELECT w.*, h.h, w.variant # {HOLDER_HASH.format(holder="h.h")} AS mixed FROM wanted w CROSS JOIN ({{holders}}) h(h)) w
     CROSS JOIN LATERAL (
-        SELECT s.node_id FROM {S} s WHERE s.variants @> ARRAY[w.mixed] AND s.holder = w.h AND s.firm_id = %s OFFSET 0
+        SELECT s.node_id FROM {S} s WHERE s.variants @> ARRAY[w.mixed] AND s.holder + 0 = w.h AND s.firm_id = %s OFFSET 0
     ) s
     GROUP BY s.node_id, w.reading
 ),

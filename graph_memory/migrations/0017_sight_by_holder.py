@@ -30,7 +30,7 @@ DROP FUNCTION IF EXISTS gm_sight_bump_all();
 INDEXES = """
 CREATE INDEX gm_sight_lookup_words ON graph_memory_sight
     USING gin (graph_memory_lookup_words(holder, name_key)) WITH (fastupdate = off);
-CREATE INDEX gm_sight_variants ON graph_memory_sight USING gin (variants) WHERE variants IS NOT NULL;
+CREATE INDEX gm_sight_variants ON graph_memory_sight USING gin (variants) WITH (fastupdate = off) WHERE variants IS NOT NULL;
 INSERT INTO graph_memory_sightstate (id, built) VALUES (1, false);
 """
 
