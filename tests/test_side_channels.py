@@ -57,12 +57,13 @@ def rows_touched(read: Callable[[], Any]) -> float:
     with connection.cursor() as cursor:
         # The tables here fit in a page or two, where a sequential scan of everything is the
         # planner's cheapest choice; at any real size it takes the indexes. Plan as it would there.
-        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off")
+        # (Bitmap scans stay on: a GIN index, such as the sight's words and party strings, has no other.)
+        cursor.execute("SET LOCAL enable_seqscan = off")
         for query in captured.captured_queries:
             cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query["sql"])
             plan = cursor.fetchone()[0]
             total += _plan_rows((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"])
-        cursor.execute("SET LOCAL enable_seqscan = on; SET LOCAL enable_bitmapscan = on")
+        cursor.execute("SET LOCAL enable_seqscan = on")
     return total
 
 
@@ -128,7 +129,9 @@ def test_a_lawyers_reads_touch_no_more_rows_as_hidden_matches_grow(firm_world: d
     assert services.conflicts_check(viewer=lawyer, name="Hub Holdings").matches == []
     with pytest.raises(access.NotFound):
         services.node_neighbors(viewer=lawyer, node_id=hub_id)
-    assert many == few, f"rows touched with {HIDDEN + 5} hidden matching cases: {many}; with 5: {few}"
+    # No more: a plan may still change with the tables' statistics, which count hidden rows too
+    # (docs/SECURITY.md, "Timing side channels"), here only ever towards fewer rows.
+    assert all(many[name] <= few[name] for name in few), f"rows touched with {HIDDEN + 5} hidden matching cases: {many}; with 5: {few}"
 
 
 def test_a_hidden_node_and_an_unknown_id_cost_the_same_walk(firm_world: dict[str, Any]) -> None:
