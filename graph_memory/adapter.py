@@ -10,9 +10,10 @@ Methods that return a QuerySet return it lazily, with the column names their
 docstring gives: the memory embeds them in its own SQL (the map rebuild, the
 wall, briefs, search), so a read stays a fixed number of statements however
 much the host holds. Any QuerySet will do, `.none()` included (a host with no
-teams answers `graph_team_links` with one): `queryset_sql` compiles it. The reference host's adapter is
-`practice/memory_adapter.py`; the second host in `tests/second_host/` is a
-worked example for a product shaped differently.
+teams answers `graph_team_links` with one): `queryset_sql` compiles it. The
+reference host's adapter is `practice/memory_adapter.py`; the second host in
+`tests/second_host/` is a worked example for a product shaped differently, the
+third (`tests/third_host/`) the least a product must give.
 """
 
 from __future__ import annotations
