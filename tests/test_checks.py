@@ -292,11 +292,10 @@ except SystemCheckError as error:
 @pytest.mark.parametrize(
     ("adapter", "said"),
     [
-        ("", "is not set"),
+        # (Unset and not a subclass: test_an_adapter_that_cannot_be_loaded_is_its_own_error, in-process.)
         ("tests.no_such_module.Adapter", "cannot be imported: ModuleNotFoundError: No module named 'tests.no_such_module'"),
         # A module that raises something else on import: a model of an app this project does not install.
         ("tests.second_host.matters.memory_adapter.MattersMemoryAdapter", "cannot be imported: RuntimeError: Model class"),
-        ("tests.test_checks.NotAnAdapter", "is not a MemoryAdapter subclass"),
     ],
 )
 def test_with_a_broken_adapter_every_module_imports_and_check_names_it(adapter: str, said: str) -> None:
