@@ -164,7 +164,8 @@ def test_no_database_check_ever_stops_migrate() -> None:
             cursor.execute("DROP TRIGGER gm_sight_graph_memory_edge_insert ON graph_memory_edge")
         with pytest.raises(SystemCheckError) as refused:
             CheckCommand().check(databases=["default"])
-        assert {"graph_memory.E032", "graph_memory.E035", "graph_memory.E039"} <= set(re.findall(r"graph_memory\.E\d+", str(refused.value)))
+        found = set(re.findall(r"graph_memory\.E\d+", str(refused.value)))
+        assert {"graph_memory.E032", "graph_memory.E035", "graph_memory.E039"} <= found
         MigrateCommand().check(databases=["default"])  # the very checks `migrate` runs first: none stops it
         transaction.set_rollback(True)
 
@@ -274,9 +275,6 @@ import importlib, pkgutil, django
 django.setup()
 import graph_memory
 from django.core.management import call_command
-from django.core.management.base import SystemCheckError
-from django.core.management.commands.check import Command as CheckCommand
-from django.core.management.commands.migrate import Command as MigrateCommand
 from django.core.management.base import SystemCheckError
 names = [m.name for m in pkgutil.walk_packages(graph_memory.__path__, "graph_memory.")]
 for name in names:

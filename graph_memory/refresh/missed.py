@@ -127,7 +127,7 @@ def record_failure(
                    "case_ids": ids, "detail": detail or {}, "error": error_text(error)}  # fmt: skip
             MissedChange.objects.bulk_create(MissedChange(firm_id=firm_id, **row) for firm_id in sorted(firms) or [None])
     except Exception:
-        logger.exception("graph_memory: could not record that failure either; the lint's map check will still see drift")
+        logger.exception("graph_memory: could not record that failure either (it is logged just above)")
 
 
 @dataclass
