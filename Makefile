@@ -7,7 +7,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 LOCAL_EMBEDDINGS ?= 1
 RUN_STAMP := $(VENV)/.installed-run-embeddings-$(LOCAL_EMBEDDINGS)
 
-.PHONY: test demo bench bench-scale proof lint docs docs-settings migrations clean dbstop model-check
+.PHONY: test hosts demo bench bench-scale proof lint docs docs-settings migrations clean dbstop model-check
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -22,18 +22,21 @@ $(DEV_STAMP): requirements.txt requirements-local-embeddings.txt requirements-de
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
-# The main suite (reference host, pyproject's settings), then the second host's suite under its own settings,
-# without the main suite's conftest, then the docs site. All always run; any failing fails the target, and so
-# does a run that collects nothing (pytest's exit code 5).
-SECOND_HOST := tests/second_host
-SECOND_HOST_PYTEST := $(SECOND_HOST) --ds=tests.second_host.settings --confcutdir=$(SECOND_HOST)
-
+# The main suite (reference host, pyproject's settings), then the second and third hosts' suites under their
+# own settings, as a host would have the app: the wheel built, installed alone into a fresh virtualenv, and
+# each suite run from a copy of the hosts with the source tree off sys.path (tests/installed_hosts.py; about
+# half a minute more than running them from the source tree). Then the docs site. All always run; any failing fails the
+# target, and so does a run that collects nothing (pytest's exit code 5).
 test: $(DEV_STAMP)
 	@failed=""; \
 	$(BIN)/python -m pytest || failed="$$failed main-suite(exit $$?)"; \
-	$(BIN)/python -m pytest $(SECOND_HOST_PYTEST) || failed="$$failed second-host(exit $$?)"; \
+	$(BIN)/python -m tests.installed_hosts || failed="$$failed installed-hosts(exit $$?)"; \
 	$(DOCS_BUILD) || failed="$$failed docs(exit $$?)"; \
 	if [ -n "$$failed" ]; then echo "make test failed:$$failed (exit 5: no tests collected)" >&2; exit 1; fi
+
+# The other hosts' suites alone, against the installed wheel (`make hosts ARGS="-- -x"` passes pytest options).
+hosts: $(DEV_STAMP)
+	$(BIN)/python -m tests.installed_hosts $(ARGS)
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

@@ -9,9 +9,11 @@ A host plugs the memory in with two model settings (`GRAPH_MEMORY_CASE_MODEL`,
 Methods that return a QuerySet return it lazily, with the column names their
 docstring gives: the memory embeds them in its own SQL (the map rebuild, the
 wall, briefs, search), so a read stays a fixed number of statements however
-much the host holds. The reference host's adapter is
-`practice/memory_adapter.py`; the second host in `tests/second_host/` is a
-worked example for a product shaped differently.
+much the host holds. Any QuerySet will do, `.none()` included (a host with no
+teams answers `graph_team_links` with one): `queryset_sql` compiles it. The
+reference host's adapter is `practice/memory_adapter.py`; the second host in
+`tests/second_host/` is a worked example for a product shaped differently, the
+third (`tests/third_host/`) the least a product must give.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Expression, Model, QuerySet
 from django.utils.module_loading import import_string
 
@@ -423,6 +426,16 @@ class MemoryAdapter:
         return {}
 
 
+def queryset_sql(queryset: QuerySet[Any]) -> tuple[str, tuple[Any, ...]]:
+    """The SQL and parameters of a QuerySet the adapter gave, to embed in one of the memory's statements.
+
+    A QuerySet that can match nothing (`.none()`, `pk__in=[]`) compiles to a statement with the same
+    columns that selects no row, where `query.sql_with_params()` would raise EmptyResultSet.
+    """
+    sql, params = queryset.query.get_compiler(DEFAULT_DB_ALIAS, elide_empty=False).as_sql()
+    return sql, tuple(params)
+
+
 def case_model() -> type[Model]:
     """The host's case model (settings.GRAPH_MEMORY_CASE_MODEL)."""
     return apps.get_model(conf.case_model_label(), require_ready=False)
@@ -435,13 +448,20 @@ def firm_model() -> type[Model]:
 
 @functools.cache
 def _load(path: str) -> MemoryAdapter:
+    # Whatever the host's module raises on import (a typo, a model of an app not installed) is named,
+    # with its own type and message, by the E033 check instead of a traceback out of `manage.py check`.
     try:
         cls = import_string(path)
-    except ImportError as exc:
-        raise ImproperlyConfigured(f"GRAPH_MEMORY['ADAPTER'] = {path!r} cannot be imported: {exc}") from exc
+    except Exception as exc:
+        raise ImproperlyConfigured(
+            f"GRAPH_MEMORY['ADAPTER'] = {path!r} cannot be imported: {type(exc).__name__}: {exc}"
+        ) from exc
     if not (isinstance(cls, type) and issubclass(cls, MemoryAdapter)):
         raise ImproperlyConfigured(f"GRAPH_MEMORY['ADAPTER'] = {path!r} is not a MemoryAdapter subclass")
-    return cls()
+    try:
+        return cls()
+    except Exception as exc:
+        raise ImproperlyConfigured(f"GRAPH_MEMORY['ADAPTER'] = {path!r} raised {type(exc).__name__}: {exc}") from exc
 
 
 def get_adapter() -> MemoryAdapter:

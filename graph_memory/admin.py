@@ -63,8 +63,16 @@ class SummaryStateFilter(admin.SimpleListFilter):
         return queryset
 
 
+class CaseSearchMixin:
+    """Search by the case's fields the adapter names, and the text. Asked per request, never at import:
+    a broken adapter setting must leave admin importable, so that `manage.py check` can name it (E033)."""
+
+    def get_search_fields(self, request: HttpRequest) -> list[str]:
+        return [*(f"case__{name}" for name in get_adapter().case_admin_search_fields), "text"]
+
+
 @admin.register(CaseSummary)
-class CaseSummaryAdmin(DerivedAdmin):
+class CaseSummaryAdmin(CaseSearchMixin, DerivedAdmin):
     written_at_local = time_column("written_at", "written")
     stale_since_local = time_column("stale_since", "stale since")
     last_attempt_at_local = time_column("last_attempt_at", "last attempt")
@@ -73,7 +81,6 @@ class CaseSummaryAdmin(DerivedAdmin):
     list_display = ["case", "stale", "attempts", "written_at_local", "embedding_present", "firm"]
     list_filter = ["stale", SummaryStateFilter, "writer", "firm"]
     list_select_related = ["case", "firm"]
-    search_fields = [*(f"case__{name}" for name in get_adapter().case_admin_search_fields), "text"]
     actions = ["mark_stale", "regenerate_now", "rebuild_graph"]
     fieldsets = [
         (None, {"fields": ["case", "firm", "summary_text"]}),
@@ -214,14 +221,13 @@ class CaseSummaryAdmin(DerivedAdmin):
 
 
 @admin.register(SummaryVersion)
-class SummaryVersionAdmin(DerivedAdmin):
+class SummaryVersionAdmin(CaseSearchMixin, DerivedAdmin):
     """Every saved summary of a case, as it was saved (append-only)."""
 
     created_at_local = time_column("created_at", "saved")
     list_display = ["case", "created_at_local", "writer", "model", "generation", "firm"]
     list_filter = ["writer", "firm"]
     list_select_related = ["case", "firm"]
-    search_fields = [*(f"case__{name}" for name in get_adapter().case_admin_search_fields), "text"]
     fieldsets = [
         (None, {"fields": ["case", "created_at_local", "version_text"]}),
         ("Writer", {"fields": ["writer", "model", "prompt_version", "generation", "tokens_in", "tokens_out"]}),

@@ -25,7 +25,7 @@ from graph_memory.adapter import case_model, get_adapter
 from graph_memory.admin_lint import lint_health
 from graph_memory.admin_scoping import admin_firms
 from graph_memory.display import case_label, firm_timezone
-from graph_memory.models import AICall, Edge, Node, RefreshRun
+from graph_memory.models import AICall, Edge, MissedChange, Node, RefreshRun
 
 NIGHTS = 14
 KIND_COLOURS = {
@@ -98,6 +98,23 @@ def abandoned_runs(*, firm_id: int, since: dt.datetime, limit: int = 10) -> list
     """The firm's most recent runs since `since` whose worker died mid-run (status `abandoned`), newest first."""
     runs = RefreshRun.objects.filter(firm_id=firm_id, status=RefreshRun.Status.ABANDONED, started_at__gte=since)
     return list(runs.order_by("-started_at", "-id")[:limit])
+
+
+MISSED_SHOWN = 5
+
+
+def missed_changes(*, firm_id: int, since: dt.datetime, operator: bool) -> dict[str, Any]:
+    """Host changes the memory failed to react to (refresh/missed.py): the firm's open and recent counts, and
+    for an operator those no firm could be told for; then its latest open ones. Two queries."""
+    scope = Q(firm_id=firm_id) | Q(firm_id__isnull=True) if operator else Q(firm_id=firm_id)
+    open_ = Q(repaired_at__isnull=True)
+    counts = MissedChange.objects.filter(scope).aggregate(
+        open=Count("pk", filter=Q(firm_id=firm_id) & open_),
+        recent=Count("pk", filter=Q(firm_id=firm_id, created_at__gte=since)),
+        unattributed=Count("pk", filter=Q(firm_id__isnull=True) & open_),
+    )
+    latest = list(MissedChange.objects.filter(scope, open_).order_by("-created_at", "-id")[:MISSED_SHOWN])
+    return {**counts, "latest": latest}
 
 
 def tokens_per_night(
@@ -277,6 +294,7 @@ def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
         "counts": summary_counts(firm_id=firm.pk),
         "runs": last_run_per_night(firm_id=firm.pk, tz=tz, since=since),
         "abandoned": abandoned_runs(firm_id=firm.pk, since=since),
+        "missed": missed_changes(firm_id=firm.pk, since=since, operator=request.user.is_superuser),
         "chart": bar_chart(tokens_per_night(firm_id=firm.pk, tz=tz, days=days, since=since)),
         "nights": NIGHTS,
         "case": case,

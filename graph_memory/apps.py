@@ -1,9 +1,17 @@
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.apps import AppConfig
+from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache.backends.db import BaseDatabaseCache
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+from django.db import connections, router
 from django.db.models.signals import post_migrate
+
+logger = logging.getLogger(__name__)
 
 
 class GraphMemoryConfig(AppConfig):
@@ -12,26 +20,30 @@ class GraphMemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.core.exceptions import ImproperlyConfigured
-
         from graph_memory import access, checks, signals  # noqa: F401  (registers checks)
         from graph_memory.adapter import get_adapter
 
         # Every app's post_migrate (auth's recreates permissions after a flush): the wall's kept ids go.
         post_migrate.connect(access.forget_permission_ids, dispatch_uid="graph_memory.forget_permission_ids")
+        post_migrate.connect(_create_cache_table, sender=self, dispatch_uid="graph_memory.create_cache_table")
         try:
             adapter = get_adapter()
         except ImproperlyConfigured:
-            return  # a system check names the problem; nothing can be watched without an adapter
-        signals.connect(adapter.changes())
+            return  # E033 names the problem; nothing can be watched without an adapter
+        # The sight's triggers are the wall's index: installed whatever the host's receivers do.
         post_migrate.connect(_install_sight_triggers, sender=self)
+        try:
+            changes = adapter.changes()
+        except Exception:
+            # The host's own code, at startup: its error must not stop every command (E042 names it).
+            logger.exception("graph_memory: the adapter's changes() failed; no host change is watched")
+            return
+        signals.connect(changes)
 
 
 def _install_sight_triggers(using: str, **_: Any) -> None:
     """After every migrate (and flush): the triggers that keep the sight current (graph_memory.sight), and
     its rows, when a TRUNCATE or the migration that made the tables left them unbuilt."""
-    from django.db import connections
-
     from graph_memory import sight
     from graph_memory.models import SightState
 
@@ -40,3 +52,14 @@ def _install_sight_triggers(using: str, **_: Any) -> None:
             cursor.execute(sight.FRESH)
             if not cursor.fetchone()[0]:
                 sight.build(using=using)
+
+
+def _create_cache_table(using: str, verbosity: int = 1, **_: Any) -> None:
+    """After every migrate: the default cache's table, when it is a database cache kept in this database.
+
+    The API's throttle counts live there; `migrate` alone leaves a host working, and E035 (checks.py) is
+    left for a table lost after it. Idempotent (`createcachetable` skips a table that exists).
+    """
+    cache = caches[DEFAULT_CACHE_ALIAS]
+    if isinstance(cache, BaseDatabaseCache) and router.allow_migrate_model(using, cache.cache_model_class):
+        call_command("createcachetable", cache.cache_model_class._meta.db_table, database=using, verbosity=verbosity)

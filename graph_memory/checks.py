@@ -1,14 +1,19 @@
 """System checks for the memory's settings and wiring, run by `manage.py check` (registered from AppConfig.ready()).
 
 Checks that need a database connection (the `vector` extension, the cache
-table) are tagged `database`: `manage.py check --database default` runs them,
-as `migrate` does.
+table, the sight triggers) are tagged `database`: `manage.py check --database
+default` runs them. Django runs them before `migrate` too, but `migrate` is what
+creates what they look for, so there they say nothing: no check of the memory
+ever stops the command that fixes it. Before the memory is migrated they say
+nothing either (its first `migrate` is the fix); after it, only true problems,
+each with a hint that works as written.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from django.apps import apps
@@ -17,7 +22,9 @@ from django.core import checks
 from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends.db import BaseDatabaseCache
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management.commands.migrate import Command as MigrateCommand
 from django.db import connections, router
+from django.db.migrations.recorder import MigrationRecorder
 from django.db.utils import load_backend
 from django.utils.module_loading import import_string
 
@@ -101,21 +108,63 @@ def check_database_is_postgresql(app_configs: Any = None, **kwargs: Any) -> list
     )]
 
 
+def _inside_migrate() -> bool:
+    """Whether these checks are `migrate`'s own, run before it migrates (Django runs every database check there).
+
+    Told from the call stack, because the check framework does not say which command runs it.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        if isinstance(frame.f_locals.get("self"), MigrateCommand):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _memory_migrated(alias: str) -> bool:
+    """Whether `migrate` has run the memory's first migration on this database (it records it even where a
+    router keeps the memory's tables elsewhere)."""
+    return ("graph_memory", "0001_pgvector") in MigrationRecorder(connections[alias]).applied_migrations()
+
+
+def _asked(alias: str, databases: Any) -> bool:
+    """Whether a database check should look at `alias`: asked for it, and not as `migrate`'s own run of the checks."""
+    return bool(databases) and alias in databases and not _inside_migrate()
+
+
 @checks.register(checks.Tags.database)
 def check_vector_extension(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     alias = _memory_database()
-    if not databases or alias not in databases or connections[alias].vendor != "postgresql":
-        return []  # not asked to look at this database; E031 covers another vendor
+    if not _asked(alias, databases) or connections[alias].vendor != "postgresql":
+        return []  # E031 covers another vendor
     with connections[alias].cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
-        if cursor.fetchone():
-            return []
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector'), "
+            "EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')"
+        )
+        installed, available = cursor.fetchone()
+    if installed:
+        return []
+    if not available:
+        # No command of this project can fix that: said before the first migrate too, which would fail on it.
+        return [checks.Error(
+            f"pgvector is not installed on the PostgreSQL server of database {alias!r}: the memory's first "
+            "migration cannot create the 'vector' extension",
+            hint=(
+                "Install pgvector 0.8+ on the database server (e.g. the postgresql-<major>-pgvector package, "
+                "or the pgvector/pgvector Docker image), then run python manage.py migrate."
+            ),
+            id="graph_memory.E032",
+        )]
+    if not _memory_migrated(alias):
+        return []  # `migrate` creates it: the memory's first migration runs CREATE EXTENSION vector
     return [checks.Error(
-        f"The PostgreSQL extension 'vector' (pgvector) is not installed in database {alias!r}",
+        f"The PostgreSQL extension 'vector' (pgvector) is not installed in database {alias!r}, though the "
+        "memory's migrations have run",
         hint=(
-            "Install pgvector 0.8+ on the database server, then run `python manage.py migrate graph_memory` "
-            "(its first migration runs CREATE EXTENSION vector, which needs a role allowed to create extensions), "
-            "or have a superuser run CREATE EXTENSION vector; in that database."
+            f"Have a role allowed to create extensions (e.g. a superuser) run CREATE EXTENSION vector; in "
+            f"database {connections[alias].settings_dict['NAME']!r} (migrate will not: the migration that "
+            "creates it has run)."
         ),
         id="graph_memory.E032",
     )]
@@ -148,6 +197,19 @@ def check_adapter(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
             ),
             id="graph_memory.E033",
         )]
+    try:
+        adapter.changes()
+    except Exception as exc:
+        raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return [checks.Error(
+            f"The adapter's changes() raised {raised}; the memory watches none of the host's records, so no "
+            "change flags a summary stale or updates the map",
+            hint=(
+                f"Fix changes() of {conf.get('ADAPTER')}: it runs once at startup (AppConfig.ready) to connect "
+                "the memory's receivers to the models it names."
+            ),
+            id="graph_memory.E042",
+        )]
     if adapter.guardian_permissions() is not None and not _has_guardian_backend():
         return [checks.Error(
             f"The adapter opens cases by django-guardian object permissions, but {GUARDIAN_BACKEND} "
@@ -162,7 +224,7 @@ def check_adapter(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
 def check_sight_triggers(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """Lawyers' reads trust their sight only while triggers keep it current (graph_memory.sight)."""
     alias = _memory_database()
-    if not databases or alias not in databases or connections[alias].vendor != "postgresql":
+    if not _asked(alias, databases) or connections[alias].vendor != "postgresql":
         return []
     try:
         if not sight.enabled() or SightState._meta.db_table not in connections[alias].introspection.table_names():
@@ -183,20 +245,23 @@ def check_sight_triggers(app_configs: Any = None, databases: Any = None, **kwarg
 @checks.register(checks.Tags.database, checks.Tags.caches)
 def check_cache_table(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     # The API's throttle counts live in the default cache; with a database
-    # cache and no table, every API request would be a 500.
-    if conf.get("THROTTLE_RATE") is None or not databases:
+    # cache and no table, every API request would be a 500. `migrate` creates
+    # the table (apps.py), so before the first one this is no problem yet.
+    if conf.get("THROTTLE_RATE") is None:
         return []
     cache = caches[DEFAULT_CACHE_ALIAS]
     if not isinstance(cache, BaseDatabaseCache):
         return []
     alias = router.db_for_read(cache.cache_model_class)
     table = cache.cache_model_class._meta.db_table
-    if alias not in databases or table in connections[alias].introspection.table_names():
+    if not _asked(alias, databases) or table in connections[alias].introspection.table_names():
+        return []
+    if not _memory_migrated(alias):
         return []
     return [checks.Error(
         f"The default cache is a database cache whose table {table!r} does not exist in database {alias!r}; "
         "the API's throttle keeps its counts there",
-        hint="Run python manage.py createcachetable.",
+        hint="Run python manage.py createcachetable (or python manage.py migrate, which creates it too).",
         id="graph_memory.E035",
     )]
 

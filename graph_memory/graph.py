@@ -28,7 +28,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from graph_memory.adapter import case_model, firm_model, get_adapter
+from graph_memory.adapter import case_model, firm_model, get_adapter, queryset_sql
 from graph_memory.models import Edge, Node
 from graph_memory.names import name_keys
 
@@ -209,7 +209,7 @@ def _wanted(*, firm_id: int, case_id: int | None) -> tuple[str, list[Any]]:
         ("team", adapter.graph_team_links(**scope)),
         ("parties", adapter.graph_counterparty_links(**scope)),
     ):
-        parts[name], part_params = queryset.query.sql_with_params()
+        parts[name], part_params = queryset_sql(queryset)
         params += part_params
     return _WANTED_SQL.format(**parts), [*params, firm_id]
 

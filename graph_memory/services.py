@@ -16,6 +16,7 @@ from graph_memory.refresh import ensure_summary as ensure_summary
 from graph_memory.refresh import firms_to_refresh as firms_to_refresh
 from graph_memory.refresh import mark_stale as mark_stale
 from graph_memory.refresh import refresh_firm as refresh_firm
+from graph_memory.refresh import repair_missed_changes as repair_missed_changes
 from graph_memory.selectors import ConflictReport as ConflictReport
 from graph_memory.selectors import NeighborPage as NeighborPage
 from graph_memory.selectors import NodePage as NodePage

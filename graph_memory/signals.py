@@ -9,15 +9,19 @@
   that case's part of the map, and a renamed party or lawyer refreshes one
   label, once the host's transaction commits (at once when none is open):
   while a case is being deleted its team rows go first, and a sync at that
-  moment would re-create edges of a case about to disappear. A sync that
-  fails is logged and leaves drift for the next `rebuild_graph` to fix.
+  moment would re-create edges of a case about to disappear.
+
+Nothing here ever fails the host's write. Each reaction runs in a savepoint
+of the host's transaction (when one is open), so even a database error rolls
+back to it and leaves the host's statements going; a reaction that fails,
+here or after the commit, is logged and recorded with its own exception
+(`refresh/missed.py`), and the next nightly run redoes the work.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from functools import partial
 from typing import Any
 
 from django.db import transaction
@@ -27,7 +31,9 @@ from django.db.models.signals import m2m_changed, post_delete, post_init, post_s
 from graph_memory import conf, embeddings, events, graph, retention, tasks
 from graph_memory.adapter import Changes, ManyToManyWatch, Watch, case_model, get_adapter
 from graph_memory.documents.index import mark_documents_stale
+from graph_memory.models import MissedChange
 from graph_memory.refresh.marking import mark_stale
+from graph_memory.refresh.missed import guarded, record_failure
 
 logger = logging.getLogger(__name__)
 
@@ -50,17 +56,51 @@ def _own_deletion(sender: type, origin: Any) -> bool:
     return isinstance(origin, sender)
 
 
-def _sync_after_commit(case_ids: Iterable[int] | QuerySet[Any]) -> None:
+def _after_commit(run: Callable[[], Any], *, work: str, model: type[Model], object_id: Any, **known: Any) -> None:
+    """Run `run()` once the host's transaction commits; a failure then is recorded, never raised."""
+
+    def reaction() -> None:
+        try:
+            run()
+        except Exception as exc:
+            record_failure(work=work, error=exc, model=model, object_id=object_id, **known)
+
+    transaction.on_commit(reaction, robust=True)
+
+
+def _sync_after_commit(case_ids: Iterable[int] | QuerySet[Any], *, model: type[Model], object_id: Any) -> None:
     ids = list(case_ids.values_list("pk", flat=True)) if isinstance(case_ids, QuerySet) else list(case_ids)
     for case_id in ids:
-        transaction.on_commit(partial(graph.graph_sync_case, case_id=case_id), robust=True)
+        _after_commit(
+            lambda case_id=case_id: graph.graph_sync_case(case_id=case_id),
+            work=MissedChange.Work.GRAPH, model=model, object_id=object_id, case_ids=[case_id],
+        )  # fmt: skip
 
 
-def _connect_watch(watch: Watch, act: Callable[[Any], None], *, purpose: str, deletes_own_only: bool) -> None:
-    """post_init / post_save / post_delete receivers that call `act(case_ids)` when `watch` says a change counts."""
+def _connect_watch(
+    watch: Watch, act: Callable[[Any, Any], None], *, purpose: str, work: str, deletes_own_only: bool
+) -> None:
+    """post_init / post_save / post_delete receivers that call `act(case_ids, instance)` when `watch` says a
+    change counts; a failure (the adapter's code included) is recorded, never raised."""
     uid = f"graph_memory.{purpose}.{watch.model._meta.label_lower}"
     memo = f"_graph_memory_{purpose}"
     fields = watch.fields
+
+    def react(instance: Any, counts: Callable[[], bool]) -> None:
+        named = None
+        try:
+            if not counts():
+                return
+            with guarded():
+                named = watch.case_ids(instance)
+                act(named, instance)
+        except Exception as exc:
+            pairs = work == MissedChange.Work.DOCUMENT and isinstance(named, list | tuple)
+            record_failure(
+                work=work, error=exc, model=watch.model, instance=instance,
+                case_ids=[case_id for case_id, _ in named] if pairs else named,
+                detail={"documents": [list(ref) for ref in named]} if pairs else None,
+            )  # fmt: skip
 
     def relevant(*snapshots: tuple[Any, ...]) -> bool:
         if watch.relevant is None:
@@ -75,21 +115,21 @@ def _connect_watch(watch: Watch, act: Callable[[Any], None], *, purpose: str, de
         now = _loaded(instance, fields or ())
         before = getattr(instance, memo, None)
         setattr(instance, memo, now)
-        if created:
-            counts = watch.on_create and relevant(now)
-        elif fields is None:
-            counts = True
-        else:
+
+        def counts() -> bool:
+            if created:
+                return watch.on_create and relevant(now)
+            if fields is None:
+                return True
             changed = before is None or now != before or _UNKNOWN in now
-            counts = (changed or not watch.only_when_changed) and relevant(*(s for s in (before, now) if s is not None))
-        if counts:
-            act(watch.case_ids(instance))
+            return (changed or not watch.only_when_changed) and relevant(*(s for s in (before, now) if s is not None))
+
+        react(instance, counts)
 
     def deleted(sender: Any, instance: Any, origin: Any = None, **kwargs: Any) -> None:
         if deletes_own_only and not _own_deletion(sender, origin):
             return
-        if relevant(_loaded(instance, fields or ())):
-            act(watch.case_ids(instance))
+        react(instance, lambda: relevant(_loaded(instance, fields or ())))
 
     if fields is not None:
         post_init.connect(loaded, sender=watch.model, dispatch_uid=f"{uid}.loaded", weak=False)
@@ -103,15 +143,28 @@ def _connect_m2m(link: ManyToManyWatch) -> None:
         # rows one by one, which the link model's post_delete already sees for
         # stale flags. clear() from the far side names no cases, so they are read
         # before the rows go.
-        if not reverse:
-            case_ids = [instance.pk] if action in {"post_add", "post_remove", "post_clear"} else []
-        elif action == "pre_clear":
-            case_ids = get_adapter().graph_linked_case_ids(instance)
-        else:
-            case_ids = sorted(pk_set or ()) if action in {"post_add", "post_remove"} else []
-        _sync_after_commit(case_ids)
-        if link.stale and action == "post_add":
-            mark_stale(case_ids=case_ids)
+        case_ids: list[int] | None = None
+        synced = False
+        try:
+            if not reverse:
+                case_ids = [instance.pk] if action in {"post_add", "post_remove", "post_clear"} else []
+            elif action == "pre_clear":
+                with guarded():
+                    case_ids = get_adapter().graph_linked_case_ids(instance)
+            else:
+                case_ids = sorted(pk_set or ()) if action in {"post_add", "post_remove"} else []
+            if not case_ids:
+                return
+            _sync_after_commit(case_ids, model=type(instance), object_id=instance.pk)
+            synced = True
+            if link.stale and action == "post_add":
+                with guarded():
+                    mark_stale(case_ids=case_ids)
+        except Exception as exc:
+            missed = [] if synced else [MissedChange.Work.GRAPH]
+            missed += [MissedChange.Work.STALE] if link.stale and action == "post_add" else []
+            for work in missed:
+                record_failure(work=work, error=exc, model=type(instance), instance=instance, case_ids=case_ids)
 
     m2m_changed.connect(
         changed, sender=link.through, dispatch_uid=f"graph_memory.m2m.{link.through._meta.label_lower}", weak=False
@@ -124,23 +177,35 @@ def _connect_label(model: type[Model], kinds: tuple[str, ...], fields: tuple[str
         if created or (fields and update_fields is not None and not set(fields) & set(update_fields)):
             return
         for kind in kinds:
-            transaction.on_commit(partial(graph.graph_refresh_label, kind=kind, ref_id=instance.pk), robust=True)
+            _after_commit(
+                lambda kind=kind: graph.graph_refresh_label(kind=kind, ref_id=instance.pk),
+                work=MissedChange.Work.LABEL, model=sender, object_id=instance.pk, detail={"kind": kind},
+            )  # fmt: skip
 
     post_save.connect(saved, sender=model, dispatch_uid=f"graph_memory.label.{model._meta.label_lower}", weak=False)
 
 
 def connect(changes: Changes) -> None:
     """Connect every receiver the adapter's `changes()` calls for (idempotent: fixed dispatch uids)."""
+    work = MissedChange.Work
     for watch in changes.stale:
-        _connect_watch(watch, lambda ids: mark_stale(case_ids=ids), purpose="stale", deletes_own_only=True)
+        _connect_watch(
+            watch, lambda ids, _: mark_stale(case_ids=ids), purpose="stale", work=work.STALE, deletes_own_only=True
+        )
     for watch in changes.graph:
-        _connect_watch(watch, _sync_after_commit, purpose="graph", deletes_own_only=False)
+        _connect_watch(
+            watch, lambda ids, row: _sync_after_commit(ids, model=type(row), object_id=row.pk),
+            purpose="graph", work=work.GRAPH, deletes_own_only=False,
+        )  # fmt: skip
     for link in changes.m2m:
         _connect_m2m(link)
     for model, kinds in changes.labels.items():
         _connect_label(model, (kinds,) if isinstance(kinds, str) else tuple(kinds), changes.label_fields.get(model))
     for watch in changes.documents:  # here `case_ids` gives (case id, document key) pairs
-        _connect_watch(watch, lambda refs: mark_documents_stale(documents=refs), purpose="document", deletes_own_only=True)
+        _connect_watch(
+            watch, lambda refs, _: mark_documents_stale(documents=refs),
+            purpose="document", work=work.DOCUMENT, deletes_own_only=True,
+        )  # fmt: skip
     events.summary_saved.connect(_summary_saved, dispatch_uid="graph_memory.embeddings.summary_saved")
     # The case and every record of it the memory watches (cascaded with it, or deleted alone).
     for model in {case_model(), *(watch.model for watch in (*changes.stale, *changes.graph))}:
@@ -151,7 +216,11 @@ def connect(changes: Changes) -> None:
 
 def _record_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
     """A deleted record's text leaves admin's log too, in the deletion's transaction (admin logs a deletion first)."""
-    retention.admin_log_redact(model=sender, object_ids=[instance.pk])
+    try:
+        with guarded():
+            retention.admin_log_redact(model=sender, object_ids=[instance.pk])
+    except Exception as exc:
+        record_failure(work=MissedChange.Work.RETENTION, error=exc, model=sender, instance=instance)
 
 
 def _summary_saved(sender: Any, case_id: int, summary: Any = None, **kwargs: Any) -> None:

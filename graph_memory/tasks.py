@@ -36,7 +36,10 @@ def graph_sync_case_task(case_id: int) -> dict[str, int]:
 
 @shared_task(name="graph_memory.refresh_all_firms", acks_late=True, ignore_result=True)
 def refresh_all_firms_task() -> list[int]:
-    """The nightly entry point: enqueue one refresh per firm (a group, firm ids only), on commit; returns the ids."""
+    """The nightly entry point: enqueue one refresh per firm (a group, firm ids only), on commit; returns the ids.
+
+    First redoes the missed host changes no firm could be told for (each firm's run redoes its own)."""
+    services.repair_missed_changes(firm_id=None)
     if sight.enabled() and not sight.current():  # a TRUNCATE left lawyers' sight unbuilt
         transaction.on_commit(build_sight.delay)
     firm_ids = services.firms_to_refresh()

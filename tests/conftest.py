@@ -13,8 +13,8 @@ from practice.models import Case
 from tests.factories import CaseFactory, FirmFactory, UserFactory
 
 DEMO_FILE = Path(__file__).resolve().parent.parent / "demo" / "hale-ward.json"
-# The second host runs in its own pytest invocation, under its own settings (see the Makefile).
-collect_ignore = ["second_host"]
+# The second and third hosts run in their own pytest invocations, under their own settings (see the Makefile).
+collect_ignore = ["second_host", "third_host"]
 
 
 @dataclass

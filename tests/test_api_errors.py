@@ -10,13 +10,14 @@ from django.test import Client as HttpClient
 
 from accounts.models import Firm, User
 from graph_memory import conf, services
+from graph_memory.api.errors import ERROR_CODES
 from graph_memory.models import Node
 from tests.api_support import C014, NOT_FOUND, World, build_world, node, set_throttle_rate
 from tests.conftest import Personas
 
 pytestmark = pytest.mark.django_db
 
-CODES = {"not_found", "invalid", "unauthenticated", "throttled", "method_not_allowed"}
+CODES = set(ERROR_CODES)
 # Headers a client could read meaning into; `Date` and the like may differ.
 COMPARED_HEADERS = ("Content-Type", "Allow", "Vary", "WWW-Authenticate", "Retry-After")
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
+
 import pytest
 from django.test import Client as HttpClient
 from rest_framework.authtoken.models import Token
 
 from accounts.models import User
+from graph_memory.api import errors
 
 pytestmark = pytest.mark.django_db
 
@@ -60,3 +65,30 @@ def test_healthz_answers_ok_and_carries_no_data(personas, django_assert_num_quer
     assert response["Content-Type"] == "application/json"
     assert response.json() == {"status": "ok"}
     assert User.objects.exists()  # there is data to leak, and none was
+
+
+def _codes_written_in_the_app() -> set[str]:
+    """Every error code a line of graph_memory answers with: `error_body("<code>", ...)` and `code = "<code>"`."""
+    codes = set()
+    for path in Path(errors.__file__).resolve().parents[1].rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("error_body") and node.args:
+                if isinstance(node.args[0], ast.Constant):
+                    codes.add(node.args[0].value)
+            if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["code"]:
+                if isinstance(node.value, ast.Constant):
+                    codes.add(node.value.value)
+    return codes
+
+
+def test_the_schema_the_code_and_the_readme_list_the_same_error_codes(personas) -> None:
+    assert _codes_written_in_the_app() == set(errors.ERROR_CODES)
+    token = Token.objects.create(user=personas.owner)
+    schema = HttpClient().get("/api/schema/", {"format": "json"}, HTTP_AUTHORIZATION=f"Token {token.key}").json()
+    [enum] = [s["enum"] for s in schema["components"]["schemas"].values() if "not_found" in s.get("enum", [])]
+    assert enum == list(errors.ERROR_CODES)
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    [listed] = re.findall(r'\{"error": \{"code":\s*"([a-z_|]+)"', readme)
+    assert listed.split("|") == list(errors.ERROR_CODES)
+    with pytest.raises(ValueError, match="'forbidden' is not one of the API's error codes"):
+        errors.error_body("forbidden", "no")

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.core.checks import CheckMessage, Tags
 from django.core.checks.registry import registry
 from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+from django.core.management.commands.check import Command as CheckCommand
+from django.core.management.commands.migrate import Command as MigrateCommand
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.test import override_settings
 from guardian.backends import ObjectPermissionBackend
 
-from graph_memory.adapter import MemoryAdapter
+from graph_memory.adapter import Changes, MemoryAdapter
 from graph_memory.checks import (
     check_adapter,
     check_cache_table,
@@ -25,6 +33,8 @@ from graph_memory.checks import (
     check_vector_extension,
 )
 from practice.models import Case
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def error_ids(**graph_memory: object) -> list[tuple[str, str]]:
@@ -77,6 +87,9 @@ class OwnCasesAdapter(MemoryAdapter):
     def member_case_ids(self, viewer: object) -> QuerySet:
         return Case.objects.filter(owner=viewer).values("pk")
 
+    def changes(self) -> Changes:
+        return Changes()
+
 
 class FirmGuardianBackend(ObjectPermissionBackend):
     pass
@@ -120,10 +133,41 @@ def test_the_vector_extension_missing_is_an_error() -> None:
         with connection.cursor() as cursor:
             cursor.execute("DROP EXTENSION vector CASCADE")
         [(check_id, msg, hint)] = messages(check_vector_extension, databases=["default"])
+        with connection.cursor() as cursor:
+            cursor.execute(re.search(r"CREATE EXTENSION vector;", hint)[0])  # the hint, as written
+        assert messages(check_vector_extension, databases=["default"]) == []
         transaction.set_rollback(True)
-    assert check_id == "graph_memory.E032" and "'vector'" in msg
-    assert "CREATE EXTENSION vector" in hint and "migrate" in hint
+    assert check_id == "graph_memory.E032" and "'vector'" in msg and "migrations have run" in msg
+    assert "CREATE EXTENSION vector;" in hint and "migrate will not" in hint
     assert messages(check_vector_extension, databases=["default"]) == []
+
+
+@pytest.mark.django_db
+def test_before_the_first_migrate_the_database_checks_wait_for_it() -> None:
+    no_table = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "gm_no_such_table"}}
+    with transaction.atomic(), override_settings(CACHES=no_table):
+        with connection.cursor() as cursor:
+            cursor.execute("DROP EXTENSION vector CASCADE")
+            cursor.execute("DELETE FROM django_migrations WHERE app = 'graph_memory'")
+        # `migrate` creates both: nothing to say yet.
+        assert messages(check_vector_extension, databases=["default"]) == []
+        assert messages(check_cache_table, databases=["default"]) == []
+        transaction.set_rollback(True)
+
+
+@pytest.mark.django_db
+def test_no_database_check_ever_stops_migrate() -> None:
+    no_table = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "gm_no_such_table"}}
+    with transaction.atomic(), override_settings(CACHES=no_table):
+        with connection.cursor() as cursor:
+            cursor.execute("DROP EXTENSION vector CASCADE")
+            cursor.execute("DROP TRIGGER gm_sight_graph_memory_edge_insert ON graph_memory_edge")
+        with pytest.raises(SystemCheckError) as refused:
+            CheckCommand().check(databases=["default"])
+        found = set(re.findall(r"graph_memory\.E\d+", str(refused.value)))
+        assert {"graph_memory.E032", "graph_memory.E035", "graph_memory.E039"} <= found
+        MigrateCommand().check(databases=["default"])  # the very checks `migrate` runs first: none stops it
+        transaction.set_rollback(True)
 
 
 @pytest.mark.django_db
@@ -177,8 +221,12 @@ def test_a_missing_cache_table_is_an_error_when_throttling_needs_it() -> None:
         [(check_id, msg, hint)] = messages(check_cache_table, databases=["default"])
         with override_settings(GRAPH_MEMORY={"THROTTLE_RATE": None}):
             assert messages(check_cache_table, databases=["default"]) == []  # no throttling, no counts
+        with transaction.atomic():
+            call_command("createcachetable")  # the hint, as written
+            assert messages(check_cache_table, databases=["default"]) == []
+            transaction.set_rollback(True)
     assert check_id == "graph_memory.E035" and "'gm_no_such_table'" in msg
-    assert hint == "Run python manage.py createcachetable."
+    assert hint.startswith("Run python manage.py createcachetable")
     local = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     with override_settings(CACHES=local):
         assert messages(check_cache_table, databases=["default"]) == []
@@ -218,3 +266,53 @@ def test_writer_guard_and_verifier_settings_are_checked(key: str, value: object,
     assert [check_id] == [i for i, _ in found] and key in found[0][1]
     with override_settings(GRAPH_MEMORY={"ADAPTER": settings.GRAPH_MEMORY["ADAPTER"]}):
         assert check_writer_settings() == []
+
+
+# --- a broken adapter setting: every module imports, and `check` names it (E033) --------------------
+
+IMPORT_EVERYTHING_THEN_CHECK = """
+import importlib, pkgutil, django
+django.setup()
+import graph_memory
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+names = [m.name for m in pkgutil.walk_packages(graph_memory.__path__, "graph_memory.")]
+for name in names:
+    importlib.import_module(name)
+print(f"imported {len(names)} modules")
+try:
+    call_command("check")
+except SystemCheckError as error:
+    print(error)
+"""
+
+
+@pytest.mark.parametrize(
+    ("adapter", "said"),
+    [
+        # (Unset and not a subclass: test_an_adapter_that_cannot_be_loaded_is_its_own_error, in-process.)
+        ("tests.no_such_module.Adapter", "cannot be imported: ModuleNotFoundError: No module named 'tests.no_such_module'"),
+        # A module that raises something else on import: a model of an app this project does not install.
+        ("tests.second_host.matters.memory_adapter.MattersMemoryAdapter", "cannot be imported: RuntimeError: Model class"),
+    ],
+)
+def test_with_a_broken_adapter_every_module_imports_and_check_names_it(adapter: str, said: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_EVERYTHING_THEN_CHECK], cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "GRAPH_MEMORY_ADAPTER": adapter},
+    )  # fmt: skip
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert re.search(r"imported \d{3} modules", done.stdout)
+    assert "(graph_memory.E033)" in done.stdout and said in done.stdout, done.stdout
+
+
+def test_an_adapter_whose_changes_raise_is_its_own_error() -> None:
+    with override_settings(GRAPH_MEMORY={"ADAPTER": "tests.test_checks.ChangesRaiseAdapter"}):
+        [(check_id, msg, hint)] = messages(check_adapter)
+    assert check_id == "graph_memory.E042" and "changes() raised KeyError: 'lawyer'" in msg
+    assert "tests.test_checks.ChangesRaiseAdapter" in hint and "AppConfig.ready" in hint
+
+
+class ChangesRaiseAdapter(OwnCasesAdapter):
+    def changes(self) -> Changes:
+        return {}["lawyer"]

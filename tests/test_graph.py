@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.db.models import F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from graph_memory import services
 from graph_memory.graph import edge_uuid, node_uuid
 from graph_memory.models import Edge, Node
 from graph_memory.tasks import graph_rebuild_firm_task
+from practice.memory_adapter import PracticeMemoryAdapter
 from practice.models import Case, CaseCounterparty, CaseTeamMember, CaseUserObjectPermission, Client, Counterparty
 from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, FirmFactory, UserFactory
 
@@ -323,3 +325,25 @@ def test_ids_are_opaque_uuids(demo_firm: Firm) -> None:
     for node_id in Node.objects.filter(firm=demo_firm).values_list("id", flat=True):
         # Version 8: keyed with the installation's secret (tests/test_node_ids.py), not uuid3.
         assert isinstance(node_id, uuid.UUID) and node_id.version == 8
+
+
+class NoLinksAdapter(PracticeMemoryAdapter):
+    """A host with no teams and no counterparties: its link QuerySets are `.none()` (issue 29)."""
+
+    def graph_team_links(self, **scope: Any) -> Any:
+        return CaseTeamMember.objects.none().values(case_ref=F("case_id"), user_ref=F("user_id"), user_label=F("user__name"))
+
+    def graph_counterparty_links(self, **scope: Any) -> Any:
+        return CaseCounterparty.objects.none().values(
+            case_ref=F("case_id"), party_ref=F("counterparty_id"), party_label=F("counterparty__name")
+        )
+
+
+def test_adapter_querysets_that_select_nothing_are_compiled_too(personas, settings: Any) -> None:
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "ADAPTER": "tests.test_graph.NoLinksAdapter"}
+    CaseCounterparty.objects.create(case=personas.case, counterparty=CounterpartyFactory(firm=personas.firm), firm=personas.firm)
+    changes = services.graph_rebuild_firm(firm_id=personas.firm.pk)
+    kinds = sorted(Edge.objects.filter(case_id=personas.case.pk).values_list("kind", flat=True))
+    assert kinds == ["for_client", "works_on"] and changes.edges_added == 2  # the owner's edge; no team, no parties
+    assert services.graph_sync_case(case_id=personas.case.pk).written == 0
+    assert services.mark_stale(case_ids=Case.objects.none()) == 0

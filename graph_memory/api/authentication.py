@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from drf_spectacular.authentication import SessionScheme
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication, get_authorization_header
@@ -52,3 +53,17 @@ class CsrfCheckedSessionScheme(SessionScheme):
     """The schema's cookie sign-in, for the subclass too (drf-spectacular matches the session class exactly)."""
 
     target_class = "graph_memory.api.authentication.CsrfCheckedSessionAuthentication"
+
+
+def api_token(user: Any, *, rotate: bool = False) -> str:
+    """The key `user`'s assistant sends (`Authorization: Token <key>`): the same one each time, or with
+    `rotate` a new one, the old one refused from then on. Needs `rest_framework.authtoken` installed."""
+    # Imported here: the model exists only in hosts that install DRF's authtoken app, and this module is
+    # imported by every API request's authentication, token or not.
+    from rest_framework.authtoken.models import Token
+
+    with transaction.atomic():
+        if rotate:
+            Token.objects.filter(user=user).delete()
+        token, _ = Token.objects.get_or_create(user=user)
+    return str(token.key)

@@ -23,9 +23,22 @@ from graph_memory.api.authentication import CsrfFailed
 
 # Headers DRF's own handler sets that a client needs: how to authenticate, when to retry.
 _KEPT_HEADERS = {"www-authenticate", "retry-after"}
+# Every `code` an error of the API (and of its MCP tools) may carry: the OpenAPI schema's enum. The README
+# and spec/api.md list the same; tests/test_api_schema.py compares them with every code written here.
+ERROR_CODES = (
+    "not_found",  # 404: hidden and absent alike
+    "invalid",  # 400 (a field named), 406, 415
+    "unauthenticated",  # 401
+    "throttled",  # 429, with Retry-After
+    "method_not_allowed",  # 405: the endpoint exists, not for that method
+    "not_supported",  # 501: the host's adapter lacks an optional ability
+    "csrf_failed",  # 403: a session's unsafe request without its CSRF token, before the wall
+)
 
 
 def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    if code not in ERROR_CODES:
+        raise ValueError(f"{code!r} is not one of the API's error codes (ERROR_CODES)")
     return {"error": {"code": code, "message": message, "field": field}}
 
 

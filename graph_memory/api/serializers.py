@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from graph_memory import conf
+from graph_memory.api.errors import ERROR_CODES
 from graph_memory.models import Node
 
 
@@ -29,9 +30,7 @@ class ErrorOutputSerializer(serializers.Serializer):
     """The one error shape: {"error": {"code", "message", "field"}}."""
 
     class Detail(serializers.Serializer):
-        code = serializers.ChoiceField(
-            choices=["not_found", "invalid", "unauthenticated", "throttled", "not_supported", "method_not_allowed"]
-        )
+        code = serializers.ChoiceField(choices=list(ERROR_CODES))
         message = serializers.CharField()
         field = serializers.CharField(allow_null=True)
 

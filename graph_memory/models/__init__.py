@@ -3,7 +3,7 @@ from __future__ import annotations
 from graph_memory.models.documents import DocumentIndex, DocumentQuery
 from graph_memory.models.graph import Edge, Node
 from graph_memory.models.lint import LintFinding, LintRun
-from graph_memory.models.refresh import RefreshRun
+from graph_memory.models.refresh import MissedChange, RefreshRun
 from graph_memory.models.sight import Sight, SightCase, SightState
 from graph_memory.models.summaries import AICall, CaseSummary, SummaryVersion
 
@@ -15,6 +15,7 @@ __all__ = [
     "Edge",
     "LintFinding",
     "LintRun",
+    "MissedChange",
     "Node",
     "RefreshRun",
     "Sight",

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import NOT_PROVIDED, QuerySet
 
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import case_model, get_adapter, queryset_sql
 from graph_memory.models import CaseSummary
 
 
@@ -64,7 +64,7 @@ def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
     case_meta = case_model()._meta
     pk_column = f"c.{case_meta.pk.column}"
     if isinstance(case_ids, QuerySet):
-        subquery, where_params = case_ids.values("pk").query.sql_with_params()
+        subquery, where_params = queryset_sql(case_ids.values("pk"))
         where = f"{pk_column} IN ({subquery})"
         where_params = list(where_params)
     else:

@@ -5,8 +5,6 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from graph_memory import mcp_server
-
 
 class Command(BaseCommand):
     help = (
@@ -24,4 +22,9 @@ class Command(BaseCommand):
         viewer = model.objects.filter(**{model.USERNAME_FIELD: user}, is_active=True).first()
         if viewer is None:
             raise CommandError(f"no active user named {user!r}")
+        # Imported here, so that without the MCP SDK (an optional extra) the command says what to install.
+        try:
+            from graph_memory import mcp_server
+        except ModuleNotFoundError as exc:
+            raise CommandError(f"memory_mcp needs the MCP SDK ({exc}): pip install 'graph-memory-layer[mcp]'") from exc
         mcp_server.run_stdio(viewer)

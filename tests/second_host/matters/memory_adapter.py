@@ -12,7 +12,7 @@ django-guardian: the wall's input is `member_case_ids`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -23,6 +23,7 @@ from django.db.models import (
     Count,
     DecimalField,
     F,
+    Func,
     IntegerField,
     OuterRef,
     Q,
@@ -33,7 +34,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.fields import DateField
-from django.db.models.functions import Coalesce, Concat, Left, NullIf
+from django.db.models.functions import Cast, Coalesce, Concat, Left, NullIf
 from django.utils import timezone
 
 from graph_memory.adapter import (
@@ -65,6 +66,7 @@ from tests.second_host.offices.models import Attorney
 _STAGE = dict(Matter.Stage.choices)
 CLIENT, ADVERSE = Engagement.Role.CLIENT, Engagement.Role.ADVERSE
 CENT = Decimal("0.01")
+LIVE_FACTS_MAX = 10  # per kind, in a brief
 
 
 def _attorney_label(prefix: str = "") -> Any:
@@ -320,26 +322,25 @@ class MattersMemoryAdapter(MemoryAdapter):
         )  # fmt: skip
         return Record("note", str(memo.pk), title=memo.heading, date=memo.written_at, text=memo.body)
 
-    def live_facts(self, *, case_ids: Sequence[int]) -> dict[int, list[str]]:
-        facts: dict[int, list[str]] = {case_id: [] for case_id in case_ids}
-        if not case_ids:
-            return facts
+    def live_fact_annotations(self) -> dict[str, Any]:
+        # Read at request time inside the brief's one query, each bounded: last night's summary may be
+        # older than a due date met this morning.
         pending = (
-            DueDate.objects.filter(matter_id__in=case_ids, state=DueDate.State.PENDING)
-            .order_by("matter_id", "due_on", "pk")
-            .values_list("matter_id", "label", "due_on")
+            DueDate.objects.filter(matter_id=OuterRef("pk"), state=DueDate.State.PENDING)
+            .order_by("due_on", "pk")
+            .values(fact=Concat(Value("open deadline “"), "label", Value("” due "), Cast("due_on", CharField())))
         )
-        for case_id, label, due in pending:
-            facts[case_id].append(f"open deadline “{label}” due {due:%Y-%m-%d}")
         unpaid = (
-            Bill.objects.filter(matter_id__in=case_ids, state=Bill.State.ISSUED)
+            Bill.objects.filter(matter_id=OuterRef("pk"), state=Bill.State.ISSUED)
             .annotate(amount=_bill_amount())
-            .order_by("matter_id", "issued_on", "pk")
-            .values_list("matter_id", "number", "amount", "currency")
-        )
-        for case_id, number, amount, currency in unpaid:
-            facts[case_id].append(f"unpaid bill {number}: {currency} {amount.quantize(CENT):,.2f}")
-        return facts
+            .order_by("issued_on", "pk")
+            .values(fact=Concat(
+                Value("unpaid bill "), "number", Value(": "), "currency", Value(" "),
+                Func(F("amount"), Value("FM999,999,999,990.00"), function="to_char", output_field=CharField()),
+                output_field=CharField(),
+            ))
+        )  # fmt: skip
+        return {"open_due_dates": ArraySubquery(pending[:LIVE_FACTS_MAX]), "unpaid_bills": ArraySubquery(unpaid[:LIVE_FACTS_MAX])}
 
     # --- long documents: a filing's pages are rows -------------------------------------------
 

@@ -11,7 +11,7 @@ from django.db import connection
 from graph_memory import access, briefs, services
 from graph_memory.models import CaseSummary, Node
 from tests.second_host.factories import AttorneyFactory, MatterFactory, PartyFactory
-from tests.second_host.matters.models import Assignment, Matter
+from tests.second_host.matters.models import Assignment, Bill, DueDate, Matter
 from tests.second_host.world import ACQ, ENQ, LEASE, LEASE_FACTS, SUED, TERM, TERMINATION_FACTS, Office
 
 pytestmark = pytest.mark.django_db
@@ -147,3 +147,17 @@ def test_brief_query_count_does_not_grow_with_matters(memory: Office, cases: int
     # No client yet: the matter is on the map all the same, with no "is for" edge.
     enquiry_node = Node.objects.get(kind="case", ref_id=enquiry.pk)
     assert not enquiry_node.out_edges.filter(kind="for_client").exists()
+
+
+def test_a_matters_brief_shows_its_live_due_dates_and_unpaid_bills(memory: Office) -> None:
+    """The worked example's `live_fact_annotations`: read now, beside last night's summary."""
+    acq = memory.matters[ACQ]
+    case_node = Node.objects.get(kind="case", ref_id=acq.pk)
+    Bill.objects.filter(matter=acq, number="RE-0057").update(state=Bill.State.ISSUED)
+    brief = services.node_brief(viewer=memory.people["teammate"], node_id=case_node.pk)
+    # 10.5 h at 300 and 2 h at 250; the met kick-off call is no open deadline.
+    assert brief.cases[0].live_facts == ("open deadline “Target signing” due 2026-12-15", "unpaid bill RE-0057: EUR 3,650.00")
+    assert "Live from the records now: open deadline “Target signing” due 2026-12-15" in brief.text
+    DueDate.objects.filter(matter=acq, label="Target signing").update(state=DueDate.State.MET)
+    after = services.node_brief(viewer=memory.people["teammate"], node_id=case_node.pk)
+    assert after.cases[0].live_facts == ("unpaid bill RE-0057: EUR 3,650.00",)
