@@ -94,17 +94,24 @@ def _permission_sql() -> str:
     )
 
 
-def _holders_of(case: str) -> str:
-    """Every holder of a grant that opens case `case` (an SQL expression): its users, and its groups negated."""
+def _held(wanted: str) -> str:
+    """The (holder, case_id) pairs of `wanted` (rows `h`, `c`; a NULL `h`: every holder of case `c`) whose
+    grant stands now: its users, and its groups negated. Joins, not a probe per pair: a statement that has
+    just written thousands of grants plans with statistics that still call the table empty, and a probe
+    per pair would then scan the whole table for each."""
     permissions = get_adapter().guardian_permissions()
     perm = _permission_sql()
     users = _q(permissions.user_model._meta.db_table)
-    sql = f"SELECT up.user_id::bigint FROM {users} up WHERE up.content_object_id = {case} AND up.permission_id = {perm}"
+    sql = (
+        f"SELECT up.user_id::bigint AS holder, up.content_object_id AS case_id FROM {users} up "
+        f"JOIN ({wanted}) p ON up.content_object_id = p.c AND (p.h IS NULL OR up.user_id = p.h) WHERE up.permission_id = {perm}"
+    )
     if permissions.group_model is not None:
         groups = _q(permissions.group_model._meta.db_table)
         sql += (
-            f" UNION ALL SELECT -gp.group_id::bigint FROM {groups} gp "
-            f"WHERE gp.content_object_id = {case} AND gp.permission_id = {perm}"
+            f" UNION SELECT -gp.group_id::bigint, gp.content_object_id FROM {groups} gp "
+            f"JOIN ({wanted}) p ON gp.content_object_id = p.c AND (p.h IS NULL OR -gp.group_id = p.h) "
+            f"WHERE gp.permission_id = {perm}"
         )
     return sql
 
@@ -119,26 +126,22 @@ def _sync(pairs: str) -> tuple[str, str, str]:
         f"ON CONFLICT (case_id) DO UPDATE SET version = {CASES}.version + 1"
     )
     drop = f"DELETE FROM {SIGHT} s USING ({wanted}) p WHERE s.case_id = p.c AND (p.h IS NULL OR s.holder = p.h)"
-    held = (
-        f"SELECT DISTINCT x.h AS holder, p.c AS case_id FROM ({wanted}) p "
-        f"CROSS JOIN LATERAL ({_holders_of('p.c')}) x(h) WHERE p.h IS NULL OR x.h = p.h"
-    )
-    return take, drop, _write(held)
+    return take, drop, _write(_held(wanted))
 
 
 def _write(held: str) -> str:
-    """Insert the rows of the (holder, case_id) pairs `held` lists: every node at either end of the case's edges."""
+    """Insert the rows of the (holder, case_id) pairs `held` lists: every node at either end of the case's edges
+    (joins again, for the same reason as `_held`)."""
     return f"""
 INSERT INTO {SIGHT} (holder, node_id, case_id, firm_id, kind, label, name_key, variants)
 SELECT g.holder, n.id, g.case_id, n.firm_id, n.kind, n.label, n.name_key,
        CASE WHEN n.kind IN {PARTY_KINDS} THEN
            ARRAY(SELECT v # {HOLDER_HASH.format(holder="g.holder")} FROM unnest(n.{PARTY_HASHES_COLUMN}) v) END
-FROM ({held}) g
-CROSS JOIN LATERAL (
-    SELECT DISTINCT x.id FROM {E} e CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
-    WHERE e.case_id = g.case_id
-) d
-JOIN {N} n ON n.id = d.id
+FROM (
+    SELECT DISTINCT g.holder, g.case_id, x.id FROM ({held}) g
+    JOIN {E} e ON e.case_id = g.case_id CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
+) g
+JOIN {N} n ON n.id = g.id
 ON CONFLICT DO NOTHING
 """
 
