@@ -78,6 +78,9 @@ def copy_hosts(workdir: Path) -> Path:
         shutil.copytree(ROOT / "tests" / name, hosts / "tests" / name, ignore=shutil.ignore_patterns("__pycache__"))
     # pytest's own settings ([tool.pytest.ini_options]: markers, warning filters); nothing else of it is read there.
     shutil.copy2(ROOT / "pyproject.toml", hosts / "pyproject.toml")
+    # The host developers' tutorial, which the second host's suite checks against its adapter.
+    (hosts / "docs").mkdir()
+    shutil.copy2(ROOT / "docs" / "host-developers.md", hosts / "docs" / "host-developers.md")
     return hosts
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from graph_memory.adapter import MemoryAdapter, get_adapter
 from tests.second_host.matters.memory_adapter import MattersMemoryAdapter
 
@@ -29,7 +27,6 @@ def test_every_method_the_tutorial_shows_overrides_one_the_memory_calls() -> Non
         )
 
 
-@pytest.mark.xfail(strict=False, reason="issue 29: live_facts(), which the memory never calls, is fixed on the code branch")
 def test_the_worked_example_defines_no_method_the_memory_never_calls() -> None:
     own = {name for name, member in vars(MattersMemoryAdapter).items() if callable(member) and not name.startswith("_")}
     assert {name for name in own if not hasattr(MemoryAdapter, name)} == set()
