@@ -32,9 +32,12 @@ counted first. If it still returns fewer rows than asked for, an exact scan.
 settings set by the statement itself. `vector_ranking` (benchmarks, tests)
 asks in separate statements (once this process has seen a firm admin's
 index, none before the walk's own: firm_indexes.KNOWN_FOR). Word ranking:
-PostgreSQL full text over `search_vector` (header, names and summary): a
-lawyer's visible summaries one by one, a firm admin's from the GIN index,
-each match probed against the wall in rank order. The visible set is listed
+PostgreSQL full text over `search_vector` (header, names and summary), by
+the vector ranking's rule: a lawyer's visible summaries one by one when they
+see at most the cap; past it (a partner, a practice group), and for a firm
+admin, the firm's matches from the GIN index, each probed against the wall in
+rank order (a viewer that large pays for the firm's matches, not for hidden
+cases one by one: SECURITY.md, "Timing side channels"). The visible set is listed
 at most once per statement and never rescanned for each row (the planner
 cannot estimate its size: issue 28). The rankings are fused by reciprocal
 rank fusion, which orders hits of equal score.
@@ -328,6 +331,13 @@ def _ranked_search(
         ),""",
         q,
     )
+    # Whether the viewer sees few enough cases to rank them one by one (`n.exact`; both rankings
+    # ask it, and it is computed only if one does). Counting stops past the cap; a firm admin whose
+    # firm has its own index (cap -1) counts nothing.
+    cap_sql, cap_params = _exact_cap(viewer)
+    sql.add(f"{cap_sql},", *cap_params)
+    sql.add("n AS MATERIALIZED (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
+            "<= (SELECT cap FROM cap) AS exact),")  # fmt: skip
     if vector is None:
         sql.add("vec AS (SELECT NULL::bigint AS case_id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false),")
     else:
@@ -375,18 +385,13 @@ def _ranked_search(
 def _add_vector_ranking(
     sql: _Sql, *, viewer: Any, visible: tuple[str, tuple[Any, ...]], vector: tuple[str, str], depth: int
 ) -> None:
-    """The CTEs `cap`, `n`, `walk`, `ann` and `vec` (case_id, distance, rank): the `depth` visible
+    """The CTEs `walk`, `ann` and `vec` (case_id, distance, rank; after `cap` and `n`): the `depth` visible
     cases nearest to the query vector, exact when the viewer sees at most `cap` vectors, else from
     the HNSW index, and exact again if the index came back short (vector_ranking's rule, in the
     statement that uses it)."""
     query, model = vector
     firm_id = access.viewer_firm_id(viewer)
-    cap_sql, cap_params = _exact_cap(viewer)
     source, source_params = _vectors(viewer, model, visible)
-    sql.add(f"{cap_sql},", *cap_params)
-    # Counting stops past the cap; a firm admin whose firm has its own index (cap -1) counts nothing.
-    sql.add("n AS MATERIALIZED (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
-            "<= (SELECT cap FROM cap) AS exact),")  # fmt: skip
     # The index walk's settings, set by the statement itself: the walk's query vector comes from
     # the same row, so they are in force before the walk's first step (pgvector reads them then).
     # Local: they end with the transaction (this statement, outside one).
@@ -424,49 +429,63 @@ def _add_word_ranking(
 ) -> None:
     """The CTE `kw` (case_id, found, rank): the `depth` visible summaries that hold the query's words
     best. Without an embedder the words are all there is: half of them qualify a summary (an
-    assistant asks in sentences). With one, every word must be there; meaning covers the paraphrases."""
+    assistant asks in sentences). With one, every word must be there; meaning covers the paraphrases.
+
+    Two ways, by the same rule as the vector ranking (`n.exact`):
+    - a lawyer who sees at most the cap: their summaries one by one from their visible cases, so
+      that summaries hidden from them cost nothing however well they match (issue 15);
+    - a firm admin, and a lawyer who sees more (a partner on 20,000 cases, whose summaries one by
+      one cost hundreds of milliseconds, issue 28): every match of the firm from the GIN index,
+      ranked, then probed against the wall in that order until `depth` pass (the probes of a nested
+      loop under a LIMIT), so no case id is listed.
+    """
     vis_sql, vis_params = visible
-    whole_firm = access.sees_whole_firm(viewer)
-    # A lawyer's summaries one by one from their visible cases, so that summaries hidden from them
-    # cost nothing however well they match (issue 15); a firm admin's from the GIN index.
-    summaries = (
-        f"{S} s" if whole_firm else f"vis CROSS JOIN LATERAL (SELECT * FROM {S} s WHERE s.case_id = vis.id OFFSET 0) s"
-    )
-    matches = (
-        f"""SELECT s.case_id, f.found, ts_rank_cd(s.search_vector, words.any_word) AS rank_cd
-            FROM {summaries} CROSS JOIN words
-            CROSS JOIN LATERAL (
-                SELECT CASE WHEN %s THEN words.total ELSE (
-                    SELECT count(*) FROM unnest(words.lexemes) x WHERE s.search_vector @@ quote_literal(x)::tsquery
-                ) END AS found
-            ) f
-            WHERE s.firm_id = %s
-              AND s.search_vector @@ (CASE WHEN %s THEN words.every_word ELSE words.any_word END)
-              AND f.found * 2 >= words.total""",
-        [floor.all_words, access.viewer_firm_id(viewer), floor.all_words],
-    )
+    firm_id = access.viewer_firm_id(viewer)
+
+    def matches(summaries: str, gate: str) -> tuple[str, list[Any]]:
+        return (
+            f"""SELECT s.case_id, f.found, ts_rank_cd(s.search_vector, words.any_word) AS rank_cd
+                FROM {summaries} CROSS JOIN words
+                CROSS JOIN LATERAL (
+                    SELECT CASE WHEN %s THEN words.total ELSE (
+                        SELECT count(*) FROM unnest(words.lexemes) x WHERE s.search_vector @@ quote_literal(x)::tsquery
+                    ) END AS found
+                ) f
+                WHERE {gate} AND s.firm_id = %s
+                  AND s.search_vector @@ (CASE WHEN %s THEN words.every_word ELSE words.any_word END)
+                  AND f.found * 2 >= words.total""",
+            [floor.all_words, firm_id, floor.all_words],
+        )
+
     order = "m.found DESC, m.rank_cd DESC, m.case_id"
-    if not whole_firm:
-        sql.add(
-            f"kw AS (SELECT m.case_id, m.found, row_number() OVER (ORDER BY {order}) AS rank "
-            f"FROM ({matches[0]}) AS m ORDER BY rank LIMIT %s),",
-            *matches[1], depth,
-        )  # fmt: skip
-        return
-    # A firm admin: every match of the firm ranked, then probed against the wall in that order until
-    # `depth` pass (the probes of a nested loop under a LIMIT): the firm's case ids are never listed.
+    # The firm's matches in rank order, each probed against the wall.
+    probed_sql, probed_params = matches(
+        f"{S} s", "true" if access.sees_whole_firm(viewer) else "NOT (SELECT n.exact FROM n)"
+    )
+    probed = (
+        f"""SELECT m.case_id, m.found, m.rank_cd
+            FROM ({probed_sql} ORDER BY found DESC, rank_cd DESC, case_id OFFSET 0) AS m
+            CROSS JOIN LATERAL (SELECT 1 FROM ({vis_sql}) AS w(id) WHERE w.id = m.case_id LIMIT 1) AS still_open
+            ORDER BY {order} LIMIT %s""",
+        [*probed_params, *vis_params, depth],
+    )
+    if access.sees_whole_firm(viewer):
+        ranked = probed
+    else:
+        # Exactly one of the two runs: each is gated on `n.exact` (a one-time filter: the other is never started).
+        one_by_one_sql, one_by_one_params = matches(
+            f"vis CROSS JOIN LATERAL (SELECT * FROM {S} s WHERE s.case_id = vis.id OFFSET 0) s",
+            "(SELECT n.exact FROM n)",
+        )
+        ranked = (
+            f"(SELECT m.case_id, m.found, m.rank_cd FROM ({one_by_one_sql}) AS m ORDER BY {order} LIMIT %s) "
+            f"UNION ALL ({probed[0]})",
+            [*one_by_one_params, depth, *probed[1]],
+        )
     sql.add(
-        f"""kw AS (
-            SELECT o.case_id, o.found, row_number() OVER (ORDER BY o.found DESC, o.rank_cd DESC, o.case_id) AS rank
-            FROM (
-                SELECT m.case_id, m.found, m.rank_cd
-                FROM ({matches[0]} ORDER BY found DESC, rank_cd DESC, case_id OFFSET 0) AS m
-                CROSS JOIN LATERAL (SELECT 1 FROM ({vis_sql}) AS w(id) WHERE w.id = m.case_id LIMIT 1) AS still_open
-                ORDER BY {order} LIMIT %s
-            ) AS o
-        ),""",
-        *matches[1], *vis_params, depth,
-    )  # fmt: skip
+        f"kw AS (SELECT m.case_id, m.found, row_number() OVER (ORDER BY {order}) AS rank FROM ({ranked[0]}) AS m),",
+        *ranked[1],
+    )
 
 
 def search_cases(

@@ -1,7 +1,8 @@
 """The plans of a whole search (`search_cases`), read from EXPLAIN (ANALYZE, FORMAT JSON), not timed (issue 28).
 
 - A lawyer who may open thousands of cases: their visible set (the CTE `vis`) is
-  listed once and never rescanned for each row (a semi-join over it, estimated at
+  listed once (whole when their summaries are ranked one by one, only counted up
+  to the cap when both rankings probe the wall per candidate) and never rescanned for each row (a semi-join over it, estimated at
   a few rows, once rescanned all of it for every visible case: quadratic), and
   their grants are only ever probed one case at a time; whichever path the
   vector ranking takes (the index walk, the exact scan of their summaries or of
@@ -128,7 +129,10 @@ def test_a_lawyers_search_never_rescans_their_visible_set(big_firm, settings, pa
     plan = _search_plan(lawyer, None if path == "words only" else _query(big_firm))
     assert _rescans_of_the_visible_set(plan) == []
     listed = [n for n in _nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
-    assert listed and max(n["Actual Rows"] for n in listed) == len(visible)  # listed once, and whole
+    # Listed once: whole when their summaries are ranked one by one; else only counted up to the cap
+    # (both rankings then probe the wall for each candidate).
+    whole = len(visible) if path.startswith("exact") else search_support.exact_cap() + 1
+    assert listed and max(n["Actual Rows"] for n in listed) == whole
     walked = [n for n in _nodes(plan) if n.get("Index Name") == firm_indexes.index_name(big_firm["firm"].pk)]
     assert bool(walked and walked[0]["Actual Loops"]) == (path == "index walk")
 
@@ -141,6 +145,24 @@ def test_a_lawyers_search_answers_from_their_cases_only(big_firm) -> None:
         )
         assert result.mode == "hybrid" and result.results
         assert {h.case_id for h in result.results} <= set(visible.tolist())
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_both_ways_of_ranking_a_lawyers_words_give_the_same_page(big_firm, settings, embedded) -> None:
+    """Past the cap the firm's matches are probed against the wall in rank order; within it the
+    lawyer's summaries are ranked one by one: the same hits, scores and order either way."""
+    lawyer, visible = big_firm["lawyer"]
+    assert len(visible) > search_support.exact_cap()
+    # The exact vector scan either way, so only the word ranking's way differs.
+    embedder = search_support.FixedEmbedder(_query(big_firm), model="other:model") if embedded else None
+    pages = []
+    for cap in (1, 10 * CASES):
+        settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": cap}
+        for q in ("lease", "lease notice tenant", "court"):
+            result = services.search_cases(viewer=lawyer, q=q, limit=10, embedder=embedder)
+            pages.append([(h.case_id, h.score, h.matched) for h in result.results])
+    assert pages[:3] == pages[3:]
+    assert any(pages[:3]) and {c for page in pages for c, _, _ in page} <= set(visible.tolist())
 
 
 @pytest.mark.parametrize("path", ["index walk", "walk short, then exact", "words only"])
