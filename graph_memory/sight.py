@@ -46,8 +46,17 @@ logger = logging.getLogger(__name__)
 SIGHT, CASES, STATE = Sight._meta.db_table, SightCase._meta.db_table, SightState._meta.db_table
 N, E = Node._meta.db_table, Edge._meta.db_table
 
+# Every statement a trigger runs reads the tables through their indexes, driven by the change's own rows
+# (a transition table, whose size the planner knows exactly): its work follows the change, whatever the
+# tables' statistics say. They are planned at each run, and a table's statistics may be far from its
+# contents (thousands of grants just written, a table emptied by a test run): planned from them, a bulk
+# insert of 3,200 grants in the test suite twice ran for over ten minutes (not reproduced on demand; a
+# plan that scans a whole table for each changed row fits). Seq scans of the transition tables (which
+# have no index) stay; tests/test_sight.py checks every statement has an index path.
+INDEXED = "SET enable_seqscan = off"
+
 _FUNCTIONS = f"""
-CREATE OR REPLACE FUNCTION gm_sight_sync() RETURNS trigger LANGUAGE plpgsql AS $fn$
+CREATE OR REPLACE FUNCTION gm_sight_sync() RETURNS trigger LANGUAGE plpgsql {INDEXED} AS $fn$
 BEGIN
     -- TG_ARGV: the statements that take the cases' rows, delete their pairs' rows and write them anew,
     -- each over this trigger's transition tables; three statements, three fresh snapshots.
@@ -57,7 +66,7 @@ BEGIN
     RETURN NULL;
 END
 $fn$;
-CREATE OR REPLACE FUNCTION gm_sight_forget() RETURNS trigger LANGUAGE plpgsql AS $fn$
+CREATE OR REPLACE FUNCTION gm_sight_forget() RETURNS trigger LANGUAGE plpgsql {INDEXED} AS $fn$
 BEGIN
     -- TG_ARGV[0]: a statement deleting the rows of what this statement deleted (no name outlives its record).
     EXECUTE TG_ARGV[0];
@@ -96,22 +105,22 @@ def _permission_sql() -> str:
 
 def _held(wanted: str) -> str:
     """The (holder, case_id) pairs of `wanted` (rows `h`, `c`; a NULL `h`: every holder of case `c`) whose
-    grant stands now: its users, and its groups negated. Joins, not a probe per pair: a statement that has
-    just written thousands of grants plans with statistics that still call the table empty, and a probe
-    per pair would then scan the whole table for each."""
+    grant stands now: its users, and its groups negated. Each pair probes the grant tables' case index
+    (a LATERAL subquery with OFFSET 0: always a nested loop driven by the pairs, see INDEXED)."""
     permissions = get_adapter().guardian_permissions()
     perm = _permission_sql()
     users = _q(permissions.user_model._meta.db_table)
     sql = (
-        f"SELECT up.user_id::bigint AS holder, up.content_object_id AS case_id FROM {users} up "
-        f"JOIN ({wanted}) p ON up.content_object_id = p.c AND (p.h IS NULL OR up.user_id = p.h) WHERE up.permission_id = {perm}"
+        f"SELECT g.holder, g.case_id FROM ({wanted}) p CROSS JOIN LATERAL (SELECT up.user_id::bigint AS holder, "
+        f"up.content_object_id AS case_id FROM {users} up WHERE up.content_object_id = p.c "
+        f"AND (p.h IS NULL OR up.user_id = p.h) AND up.permission_id = {perm} OFFSET 0) g"
     )
     if permissions.group_model is not None:
         groups = _q(permissions.group_model._meta.db_table)
         sql += (
-            f" UNION SELECT -gp.group_id::bigint, gp.content_object_id FROM {groups} gp "
-            f"JOIN ({wanted}) p ON gp.content_object_id = p.c AND (p.h IS NULL OR -gp.group_id = p.h) "
-            f"WHERE gp.permission_id = {perm}"
+            f" UNION SELECT g.holder, g.case_id FROM ({wanted}) p CROSS JOIN LATERAL (SELECT -gp.group_id::bigint AS holder, "
+            f"gp.content_object_id AS case_id FROM {groups} gp WHERE gp.content_object_id = p.c "
+            f"AND (p.h IS NULL OR -gp.group_id = p.h) AND gp.permission_id = {perm} OFFSET 0) g"
         )
     return sql
 
@@ -119,19 +128,32 @@ def _held(wanted: str) -> str:
 def _sync(pairs: str) -> tuple[str, str, str]:
     """The three statements that bring the rows of `pairs` up to date: (holder, case) rows, a NULL holder
     meaning every holder of the case. First each case's `SightCase` row (in case order), then delete, then
-    write each pair whose grant still stands, from the case's edges as they are now."""
+    write each pair whose grant still stands, from the case's edges as they are now. Each reads the
+    tables one probe per pair (INDEXED): the rows it deletes by their row ids, found through the
+    (case, holder) index."""
     wanted = f"SELECT DISTINCT p.h, p.c FROM ({pairs}) p(h, c) WHERE p.c IS NOT NULL"
     take = (
         f"INSERT INTO {CASES} (case_id, version) SELECT DISTINCT p.c, 1 FROM ({wanted}) p ORDER BY p.c "
         f"ON CONFLICT (case_id) DO UPDATE SET version = {CASES}.version + 1"
     )
-    drop = f"DELETE FROM {SIGHT} s USING ({wanted}) p WHERE s.case_id = p.c AND (p.h IS NULL OR s.holder = p.h)"
-    return take, drop, _write(_held(wanted))
+    drop = (
+        f"DELETE FROM {SIGHT} WHERE ctid = ANY(ARRAY(SELECT x.ctid FROM ({wanted}) p CROSS JOIN LATERAL ("
+        f"SELECT s.ctid FROM {SIGHT} s WHERE s.case_id = p.c AND (p.h IS NULL OR s.holder = p.h) OFFSET 0) x))"
+    )
+    return take, drop, _write(_held(wanted), probe=True)
 
 
-def _write(held: str) -> str:
-    """Insert the rows of the (holder, case_id) pairs `held` lists: every node at either end of the case's edges
-    (joins again, for the same reason as `_held`)."""
+def _write(held: str, *, probe: bool = False) -> str:
+    """Insert the rows of the (holder, case_id) pairs `held` lists: every node at either end of the case's
+    edges. `probe`: each pair probes the edges and nodes through their indexes (a trigger's few pairs);
+    else joins (`build`: every grant at once)."""
+    if probe:
+        edges = (
+            f"CROSS JOIN LATERAL (SELECT e.source_id, e.target_id FROM {E} e WHERE e.case_id = g.case_id OFFSET 0) e"
+        )
+        node = f"CROSS JOIN LATERAL (SELECT n.* FROM {N} n WHERE n.id = g.id OFFSET 0) n"
+    else:
+        edges, node = f"JOIN {E} e ON e.case_id = g.case_id", f"JOIN {N} n ON n.id = g.id"
     return f"""
 INSERT INTO {SIGHT} (holder, node_id, case_id, firm_id, kind, label, name_key, variants)
 SELECT g.holder, n.id, g.case_id, n.firm_id, n.kind, n.label, n.name_key,
@@ -139,9 +161,9 @@ SELECT g.holder, n.id, g.case_id, n.firm_id, n.kind, n.label, n.name_key,
            ARRAY(SELECT v # {HOLDER_HASH.format(holder="g.holder")} FROM unnest(n.{PARTY_HASHES_COLUMN}) v) END
 FROM (
     SELECT DISTINCT g.holder, g.case_id, x.id FROM ({held}) g
-    JOIN {E} e ON e.case_id = g.case_id CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
+    {edges} CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
 ) g
-JOIN {N} n ON n.id = g.id
+{node}
 ON CONFLICT DO NOTHING
 """
 
@@ -159,7 +181,9 @@ def _trigger_specs() -> list[tuple[str, str, str]]:
 
     specs: list[tuple[str, str, str]] = []
     for event in ("INSERT", "DELETE", "UPDATE"):
-        specs.append((_q(permissions.user_model._meta.db_table), event, rows(event, "user_id::bigint, content_object_id")))
+        specs.append(
+            (_q(permissions.user_model._meta.db_table), event, rows(event, "user_id::bigint, content_object_id"))
+        )
         if permissions.group_model is not None:
             specs.append((_q(permissions.group_model._meta.db_table), event,
                           rows(event, "-group_id::bigint, content_object_id")))  # fmt: skip
@@ -170,8 +194,10 @@ def _trigger_specs() -> list[tuple[str, str, str]]:
         "WHERE (n.label, n.name_key, n.kind, n.party_key) IS DISTINCT FROM (o.label, o.name_key, o.kind, o.party_key)"
     )
     specs.append((N, "UPDATE", (
-        f"SELECT NULL::bigint, e.case_id FROM {E} e WHERE e.source_id IN ({renamed}) "
-        f"UNION SELECT NULL::bigint, e.case_id FROM {E} e WHERE e.target_id IN ({renamed})"
+        f"SELECT NULL::bigint, e.case_id FROM ({renamed}) r CROSS JOIN LATERAL ("
+        f"SELECT e.case_id FROM {E} e WHERE e.source_id = r.id OFFSET 0 ) e "
+        f"UNION SELECT NULL::bigint, e.case_id FROM ({renamed}) r CROSS JOIN LATERAL ("
+        f"SELECT e.case_id FROM {E} e WHERE e.target_id = r.id OFFSET 0) e"
     )))  # fmt: skip
     # A case moved to another firm: its rows say the firm.
     firm, pk = _q(access._firm_column()), _q(case_model()._meta.pk.column)
@@ -189,14 +215,21 @@ def _forget_specs() -> list[tuple[str, str]]:
         return []
     case, user = case_model()._meta, get_user_model()._meta
     cases = f"SELECT {_q(case.pk.column)} FROM gm_old"
+    # `= ANY(ARRAY(...))`: an index condition on the deleted ids (INDEXED), never a join the planner may turn around.
     specs = [
-        (_q(case.db_table), f"DELETE FROM {SIGHT} WHERE case_id IN ({cases}); DELETE FROM {CASES} WHERE case_id IN ({cases})"),
-        (N, f"DELETE FROM {SIGHT} WHERE node_id IN (SELECT id FROM gm_old)"),
-        (_q(user.db_table), f"DELETE FROM {SIGHT} WHERE holder IN (SELECT {_q(user.pk.column)}::bigint FROM gm_old)"),
-    ]
+        (_q(case.db_table), f"DELETE FROM {SIGHT} WHERE case_id = ANY(ARRAY({cases})); "
+                            f"DELETE FROM {CASES} WHERE case_id = ANY(ARRAY({cases}))"),
+        (N, f"DELETE FROM {SIGHT} WHERE node_id = ANY(ARRAY(SELECT id FROM gm_old))"),
+        (_q(user.db_table), f"DELETE FROM {SIGHT} WHERE holder = ANY(ARRAY(SELECT {_q(user.pk.column)}::bigint FROM gm_old))"),
+    ]  # fmt: skip
     if permissions.group_model is not None:
         group = permissions.group_model._meta.get_field("group").related_model._meta
-        specs.append((_q(group.db_table), f"DELETE FROM {SIGHT} WHERE holder IN (SELECT -{_q(group.pk.column)}::bigint FROM gm_old)"))
+        specs.append(
+            (
+                _q(group.db_table),
+                f"DELETE FROM {SIGHT} WHERE holder = ANY(ARRAY(SELECT -{_q(group.pk.column)}::bigint FROM gm_old))",
+            )
+        )
     return specs
 
 

@@ -94,6 +94,38 @@ def test_the_triggers_are_installed_and_the_sight_is_built() -> None:
     assert sight.enabled() and sight.current()
 
 
+def _plan_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    return [node, *(n for child in node.get("Plans", []) for n in _plan_nodes(child))]
+
+
+def test_every_trigger_statement_reads_the_tables_through_their_indexes() -> None:
+    """The triggers run with seq scans off (the functions' own setting), so each statement is driven by the
+    change's rows whatever the statistics say: that holds only if every table it reads has an index path.
+    Each statement is planned over stand-ins for the transition tables (empty copies of the table's columns)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT proname, proconfig FROM pg_proc WHERE proname IN ('gm_sight_sync', 'gm_sight_forget')")
+        assert {name: config for name, config in cursor.fetchall()} == {
+            "gm_sight_sync": ["enable_seqscan=off"], "gm_sight_forget": ["enable_seqscan=off"]
+        }  # fmt: skip
+    statements = [(t, s) for t, _, pairs in sight._trigger_specs() for s in sight._sync(pairs)]
+    statements += [(t, s) for t, both in sight._forget_specs() for s in both.split("; ")]
+    assert len(statements) >= 30
+    for table, statement in statements:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"CREATE TEMP TABLE gm_new ON COMMIT DROP AS SELECT * FROM {table} LIMIT 0")
+            cursor.execute(f"CREATE TEMP TABLE gm_old ON COMMIT DROP AS SELECT * FROM {table} LIMIT 0")
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute("EXPLAIN (FORMAT JSON) " + statement)
+            (plan,) = cursor.fetchone()[0]
+            transaction.set_rollback(True)
+        nodes = _plan_nodes(plan["Plan"])
+        scanned = {n["Relation Name"] for n in nodes if n["Node Type"] == "Seq Scan"}
+        assert scanned <= {"gm_new", "gm_old"}, (table, statement, scanned)
+        # An index read with no condition reads the whole index: a scan all the same.
+        whole = [n["Index Name"] for n in nodes if "Index Name" in n and "Index Cond" not in n]
+        assert whole == [], (table, statement, whole)
+
+
 def _grant(case: Case, user: User) -> None:
     CaseUserObjectPermission.objects.bulk_create(
         [CaseUserObjectPermission(content_object=case, user=user, permission=view_case_permission())]
