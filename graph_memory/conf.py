@@ -102,8 +102,10 @@ DEFAULTS: dict[str, Any] = {
     # A firm holding at least this many vectors gets an HNSW index of its own (graph_memory/firm_indexes.py;
     # built after its nightly refresh or by `manage.py search_indexes`); below half of it, the index goes.
     "SEARCH_FIRM_INDEX_MIN": 2000,
-    # The candidate list size of a walk of a firm's own index (it meets no other firm's vectors).
-    "SEARCH_FIRM_EF_SEARCH": 100,
+    # The candidate list size of a walk of a firm's own index (it meets no other firm's vectors). At 100,
+    # a practice group's member (a tenth of a 50,000-case firm) got a recall@10 of 0.90; at 400, 1.0 for
+    # every class of viewer in bench_scale's firm (docs/BENCHMARKS.md, "Scale").
+    "SEARCH_FIRM_EF_SEARCH": 400,
     # The cosine similarity a summary must reach to be a hit by meaning, per embedding model (`"*"`: any
     # other model; None: meaning alone never qualifies a hit, and `manage.py check` warns, W040); JSON in
     # the environment. The local model's floor is measured by bench/bench_search.py (docs/BENCHMARKS.md).

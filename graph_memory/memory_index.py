@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, F, Func, OuterRef, Subquery, TextField, Value, Window
+from django.db.models import Count, F, FilteredRelation, Func, OuterRef, Q, Subquery, TextField, Value, Window
 from django.db.models.functions import Coalesce, Greatest
 
 from graph_memory import access, conf
@@ -62,7 +62,7 @@ class _FirstStatement(Func):
 
 def _gist() -> Any:
     """The first statement of the summary: its first written one in section order, else its first field fact."""
-    content = F("memory_summary__content")
+    content = F("gm_summary__content")
     written = [
         _FirstStatement(content, Value(f'$.{s}[*] ? (!exists(@.kind) || @.kind != "field").text')) for s in SECTIONS
     ]
@@ -81,8 +81,21 @@ def _rows(viewer: Any, fetch: int) -> list[dict[str, Any]]:
     case_node = Node.objects.filter(
         firm_id=OuterRef(f"{adapter.case_firm_field}_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
     ).order_by()
+    firm_id = access.viewer_firm_id(viewer)
+    visible = access.visible_cases(viewer)
+    if access.sees_whole_firm(viewer):
+        # Counted once, on its own (an index-only count of the firm's cases), so that the ordering
+        # need not carry each case's row through a window: 50,000 of them spilled to disk.
+        total: Any = Subquery(
+            visible.order_by().annotate(n=Func(Value(1), function="count")).values("n")[:1]
+        )
+    else:
+        # Over the visible cases only, before the slice: what the cap leaves out is counted honestly.
+        total = Window(Count("pk"))
     rows = (
-        access.visible_cases(viewer)
+        # The summary of each case through the firm's own rows (its firm filter lets PostgreSQL read
+        # them from the index that holds when each was written and went stale, never every firm's summaries).
+        visible.annotate(gm_summary=FilteredRelation("memory_summary", condition=Q(memory_summary__firm_id=firm_id)))
         .annotate(
             i_reference=header["reference"],
             i_title=header["title"],
@@ -90,14 +103,13 @@ def _rows(viewer: Any, fetch: int) -> list[dict[str, Any]]:
             i_client=header["client_name"],
             i_against=header["counterparty_names"],
             i_node=Subquery(case_node.values("id")[:1]),
-            i_stale=F("memory_summary__stale"),
-            i_written=F("memory_summary__written_at"),
+            i_stale=F("gm_summary__stale"),
+            i_written=F("gm_summary__written_at"),
             i_gist=_gist(),
             # As briefs order cases: the last time the header, its records (the stale
             # flag) or its summary changed.
-            i_active=Greatest(adapter.case_activity(), "memory_summary__written_at", "memory_summary__stale_since"),
-            # Over the visible cases only, before the slice: what the cap leaves out is counted honestly.
-            i_total=Window(Count("pk")),
+            i_active=Greatest(adapter.case_activity(), "gm_summary__written_at", "gm_summary__stale_since"),
+            i_total=total,
         )
         .order_by(F("i_active").desc(nulls_last=True), "i_reference", "pk")
         .values(*_COLUMNS)
