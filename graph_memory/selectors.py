@@ -270,27 +270,16 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
 _ROLE = {Edge.Kind.FOR_CLIENT.value: "client", Edge.Kind.AGAINST.value: "counterparty"}
 # Candidates scored in Python (names.conflict_match) at most: past it, `has_more`.
 CONFLICT_CANDIDATES = 200
-# Candidates come from the GIN index of the parties' word variants (names.party_variants):
-# one probe per index string the query needs, each labelled with its reading and word, so a
-# party is a candidate when, for some reading, it holds a string of every word. (One probe per
-# string rather than one `&&` over them all: the planner cannot estimate a long `&&` and would
-# rather test every party of the firm.) Candidates must be parties of a case the viewer may
-# open before they count towards the cap; the exact key and the words asked come first, so a
-# flood of near spellings cannot crowd them out.
+# Candidates come from the GIN index of the parties' word variants (names.party_variants): per
+# reading of the query, one probe that asks for a string of every word at once (an `&&` per word,
+# which the index intersects itself), so it hands over only the parties that hold every word, never
+# each party that holds one of them (a word's initial, "^b", is held by thousands of parties).
+# Candidates must be parties of a case the viewer may open before they count towards the cap; the
+# exact key and the words asked come first, so a flood of near spellings cannot crowd them out.
+# `{found}`: the probes (`_conflict_probes`).
 _CONFLICT_SQL = f"""
-WITH wanted AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::int[]) AS w(variant, reading, word)),
-needed AS (SELECT reading, count(DISTINCT word) AS words FROM wanted GROUP BY reading),
-held AS (
-    -- LATERAL with OFFSET 0 (which keeps the planner from flattening it into a join): one index probe
-    -- per wanted string; as a join, a small table's plan scans every node and keeps it instead.
-    SELECT p.id, w.reading, count(DISTINCT w.word) AS words
-    FROM wanted w CROSS JOIN LATERAL (
-        SELECT p.id FROM {N} p WHERE p.{PARTY_VARIANTS_COLUMN} @> ARRAY[w.variant] OFFSET 0
-    ) p
-    GROUP BY p.id, w.reading
-),
-found AS (
-    SELECT h.id FROM held h JOIN needed n ON n.reading = h.reading AND n.words = h.words
+WITH found AS (
+    {{found}}
     UNION
     SELECT p.id FROM {N} p WHERE p.firm_id = %s AND p.party_key = %s
 ),
@@ -317,6 +306,25 @@ FROM seen s CROSS JOIN LATERAL (
     ORDER BY c.label, c.id, e.kind LIMIT %s
 ) m
 """
+
+
+def _conflict_probes(groups: list[list[list[str]]]) -> tuple[str, list[Any]]:
+    """The statement of the parties that hold a string of every word of some reading (`index_groups`),
+    one GIN probe per reading, and its params. Each reading's strings come into its probe from outside
+    (LATERAL, OFFSET 0), so the planner cannot weigh them: given them as constants, it may judge a
+    word's initial ("^n") so common that reading every node is cheaper, as it did on a small firm."""
+    if not groups:
+        return "SELECT NULL::uuid WHERE false", []
+    probes = []
+    for reading in groups:
+        words = ", ".join(["%s::text[]"] * len(reading))
+        tests = " AND ".join(f"p.{PARTY_VARIANTS_COLUMN} && w.w{i}" for i in range(len(reading)))
+        columns = ", ".join(f"w{i}" for i in range(len(reading)))
+        probes.append(
+            f"SELECT p.id FROM (VALUES ({words})) w({columns}) "
+            f"CROSS JOIN LATERAL (SELECT p.id FROM {N} p WHERE {tests} OFFSET 0) p"
+        )
+    return " UNION ".join(probes), [strings for reading in groups for strings in reading]
 
 
 def _wanted(query: names.ConflictQuery, firm_id: int) -> tuple[list[str], list[int], list[int]]:
@@ -357,8 +365,9 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
     words = sorted({f"% {_like_escape(w)} %" for w in query.words})
     sighted = None
     if access.sees_whole_firm(viewer):
-        sql = _CONFLICT_SQL
-        params = [*_wanted(query, firm_id), firm_id, query.key, query.key, words, firm_id,
+        found, found_params = _conflict_probes(query.index_groups(firm_id))
+        sql = _CONFLICT_SQL.replace("{found}", found)
+        params = [*found_params, firm_id, query.key, query.key, words, firm_id,
                   *visible_params, CONFLICT_CANDIDATES + 1, *visible_params, limit + 1]  # fmt: skip
     else:  # from the parties of the viewer's cases (walled_reads)
         sql = walled_reads.CONFLICTS
@@ -366,10 +375,11 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         params = [*wanted, *visible_params, firm_id, wanted[0], query.key, query.key, words,
                   CONFLICT_CANDIDATES + 1, limit + 1]  # fmt: skip
         if sight.enabled():  # or from the parties in their sight while it is current, by their strings' numbers
-            hashes = [names.variant_hash(v) for v in [*wanted[0], names.exact_string(firm_id, query.key)]]
-            sighted = (walled_reads.SIGHT_CONFLICTS, [hashes, [*wanted[1], -1], [*wanted[2], 0], firm_id, firm_id,
-                                                      query.key, words, CONFLICT_CANDIDATES + 1, firm_id,
-                                                      *visible_params, limit + 1])  # fmt: skip
+            # Per reading, per word the numbers of its strings; the exact key as a reading of one word.
+            readings = [*query.index_groups(firm_id), [[names.exact_string(firm_id, query.key)]]]
+            probes = [p for reading in readings for p in ([[names.variant_hash(v) for v in w] for w in reading] + [firm_id])]
+            sighted = (walled_reads.sight_conflicts([len(reading) for reading in readings]),
+                       [*probes, firm_id, query.key, words, CONFLICT_CANDIDATES + 1, firm_id, *visible_params, limit + 1])  # fmt: skip
     rows = _rows(viewer, (sql, params), sighted, columns=9, visible_sql=visible_sql)
     parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}
     for p_id, p_kind, p_label, p_key, p_lookup, c_id, c_kind, c_label, edge in rows:

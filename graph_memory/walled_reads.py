@@ -261,23 +261,25 @@ LIMIT %s
 """
 
 # Conflict check: the parties in the viewer's rows, tested as in CONFLICTS but on the numbers the sight
-# holds for their strings (`Sight.variants`: each string's number combined with its holder's, with the
-# exact key among them as reading -1), one probe of their GIN index per wanted string and holder, so no
-# other holder's party is read; only the parties found are then joined to their cases.
-# Params: hashes, readings, words, firm id, firm id, key, word patterns, cap + 1, firm id, access, limit + 1.
-SIGHT_CONFLICTS = f"""
-WITH {_WANTED.format(type="int").strip()},
-held AS (
-    SELECT s.node_id AS id, w.reading, count(DISTINCT w.word) AS words
-    FROM (SELECT w.*, h.h, w.variant # {HOLDER_HASH.format(holder="h.h")} AS mixed FROM wanted w CROSS JOIN ({{holders}}) h(h)) w
-    CROSS JOIN LATERAL (
-        SELECT s.node_id FROM {S} s WHERE s.variants @> ARRAY[w.mixed] AND s.holder + 0 = w.h AND s.firm_id = %s OFFSET 0
-    ) s
-    GROUP BY s.node_id, w.reading
-),
-party AS MATERIALIZED (
-    SELECT p.* FROM (SELECT DISTINCT h.id FROM held h JOIN needed n ON n.reading = h.reading AND n.words = h.words) f
-    CROSS JOIN LATERAL ({_PARTY_ROW.format(id="f.id")}) p
+# holds for their strings (`Sight.variants`: each string's number combined with its holder's). Per
+# reading of the query and holder, one probe of their GIN index that asks for a string of every word
+# at once (an `&&` per word, which the index intersects itself), so it hands over only the parties that
+# hold every word, never each party that holds one (a word's initial, "^b", is held by thousands); the
+# exact key is a reading of one word. No other holder's party is read; the parties found are then joined
+# to their cases. `sight_conflicts(shape)`: the statement for readings of shape[r] words each.
+# Params: per reading, per word its numbers, then firm id; firm id, key, word patterns, cap + 1, firm id, access, limit + 1.
+_SIGHT_HOLDS = f"s.variants && ARRAY(SELECT v # {HOLDER_HASH.format(holder='h.h')} FROM unnest(%s::int[]) v)"
+
+
+def sight_conflicts(shape: list[int]) -> str:
+    held = " UNION ".join(
+        f"SELECT s.node_id FROM ({{holders}}) h(h) CROSS JOIN LATERAL (SELECT s.node_id FROM {S} s "
+        f"WHERE {' AND '.join([_SIGHT_HOLDS] * words)} AND s.holder + 0 = h.h AND s.firm_id = %s OFFSET 0) s"
+        for words in shape
+    )
+    return f"""
+WITH party AS MATERIALIZED (
+    SELECT p.* FROM ({held}) f(id) CROSS JOIN LATERAL ({_PARTY_ROW.format(id="f.id")}) p
 ),
 {_SEEN.format(found="party p").strip()},
 link AS (
