@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
-from graph_memory import firm_indexes, search, services, tasks
+from graph_memory import conf, firm_indexes, search, services, tasks
 from graph_memory.models import CaseSummary
 from practice.models import Case
 from tests import search_support
@@ -62,7 +62,7 @@ def _index_statements(viewer, query) -> tuple[list[str], search.VectorRanking]:
 
 
 @pytest.mark.parametrize("own_index", [True, False])
-def test_the_firm_search_walks_its_own_index_with_the_shorter_list(two_firms, settings, own_index) -> None:
+def test_the_firm_search_walks_its_own_index_with_its_own_list(two_firms, settings, own_index) -> None:
     """With its own index, the firm's index path runs on it, with SEARCH_FIRM_EF_SEARCH; without, on the shared one."""
     corpus, big, _ = two_firms
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0.0}
@@ -74,7 +74,8 @@ def test_the_firm_search_walks_its_own_index_with_the_shorter_list(two_firms, se
     assert ranking.method == "hnsw"
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(set_ef)
-        assert cursor.fetchone() == ("strict_order", "100" if own_index else "300")
+        ef = conf.get("SEARCH_FIRM_EF_SEARCH") if own_index else conf.get("SEARCH_EF_SEARCH")
+        assert cursor.fetchone() == ("strict_order", str(ef))
         cursor.execute("EXPLAIN " + ranked)
         plan = "\n".join(row[0] for row in cursor.fetchall())
     used = firm_indexes.index_name(big.pk) if own_index else "gm_summary_embedding_hnsw"
