@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import EmptyResultSet
@@ -21,7 +22,7 @@ from django.db import connection
 from django.db.models import BooleanField, F, Func, QuerySet
 from django.db.models.expressions import RawSQL
 
-from graph_memory.adapter import GuardianPermissions, case_model, get_adapter
+from graph_memory.adapter import GuardianPermissions, NotSupported, case_model, get_adapter
 
 
 class NotFound(Exception):
@@ -229,3 +230,36 @@ def get_case_for_viewer(viewer: Any, *, case_id: Any = None, reference: str | No
     if case is None:
         raise NotFound
     return case
+
+
+def case_audience(*, case_id: int, firm_id: int) -> list[Any] | None:
+    """The users, besides the firm's admins, who may open case `case_id` now: active users of its firm
+    granted it directly or through a group (guardian), or listed by the host's `case_member_ids`.
+
+    The reverse of `visible_case_ids_sql`, by the same rule, for the write-back guard: who will read a
+    note filed into this case. Firm admins are left out (nothing of their firm is hidden from them),
+    and so are users the wall shows nothing (inactive, another firm). None when the host cannot say
+    (no guardian and no `case_member_ids`). Two queries, whatever the firm holds.
+    """
+    adapter = get_adapter()
+    permissions = adapter.guardian_permissions()
+    User = get_user_model()
+    if permissions is not None:
+        codename_id = _permission_id(permissions.codename)
+        direct = permissions.user_model.objects.filter(content_object_id=case_id, permission_id=codename_id)
+        users = User.objects.filter(pk__in=direct.values("user_id"))
+        if permissions.group_model is not None:
+            groups = permissions.group_model.objects.filter(content_object_id=case_id, permission_id=codename_id)
+            users = User.objects.filter(pk__in=direct.values("user_id")) | User.objects.filter(
+                groups__in=groups.values("group_id")
+            )
+    else:
+        try:
+            users = User.objects.filter(pk__in=adapter.case_member_ids(case_id=case_id).order_by())
+        except NotSupported:
+            return None
+    return [
+        user
+        for user in users.distinct().order_by("pk")
+        if viewer_firm_id(user) == firm_id and not adapter.viewer_is_firm_admin(user)
+    ]

@@ -361,8 +361,15 @@ class MemoryAdapter:
         """
         raise NotSupported("file_note")
 
+    def case_member_ids(self, *, case_id: int) -> QuerySet[Any]:
+        """For hosts without guardian: a QuerySet of the ids (one column) of the users who own or are on this
+        case, the reverse of `member_case_ids` (firm admins need not be listed). The write-back guard asks it
+        who may open the case a note is filed into (`access.case_audience`). Optional: without it, the guard
+        takes every other case the filer may open as one whose audience differs."""
+        raise NotSupported("case_member_ids")
+
     def supports(self, method: str) -> bool:
-        """Whether this adapter gives the optional method `method` ("case_record", "file_note")."""
+        """Whether this adapter gives the optional method `method` ("case_record", "file_note", "case_member_ids")."""
         return getattr(type(self), method) is not getattr(MemoryAdapter, method)
 
     # --- the connection map -----------------------------------------------------------------------
