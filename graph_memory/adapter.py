@@ -280,6 +280,12 @@ class MemoryAdapter:
         `limits.pages_per_document` pages. Texts cut to `limits.text_chars`. Never reads another case."""
         raise NotImplementedError
 
+    def cases_records(self, *, case_ids: Sequence[int], limits: SliceLimits) -> dict[int, dict[str, list[Record]]]:
+        """`case_records` of many cases of one firm at once, by case id (the write-back guard reads the
+        filer's cases a note is compared with). The default asks `case_records` case by case; a host
+        with many cases should answer in a fixed number of queries (one per kind)."""
+        return {case_id: self.case_records(case_id=case_id, limits=limits) for case_id in case_ids}
+
     # --- the lint pass (graph_memory/lint/): the live records behind stored summaries, in bulk ----
 
     def lint_records(self, *, firm_id: int, cited: Mapping[str, Collection[tuple[int, str]]]) -> list[tuple[int, Record]]:

@@ -154,3 +154,109 @@ def corpus(seed: int, n_crossing: int, n_clean: int) -> tuple[list[tuple[str, st
 
 def note_body(text: str, title: str = "Kept from the conversation") -> dict[str, Any]:
     return {"title": title, "text": text, "origin": {"conversation_id": "conv-31", "message_ids": ["m-1"]}}
+
+
+# --- a generated firm and corpus: facts drawn at random, written in every format ------------------
+
+_SYLLABLES = ["bra", "vel", "tor", "mi", "qua", "shen", "lo", "dri", "ka", "mon", "zel", "pha", "ru", "sto", "nev"]
+_FORMS = ["Ltd", "GmbH", "Inc.", "LLP", "S.A.", "plc", "AB", "B.V."]
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]  # fmt: skip
+_VOCABULARY = (
+    "agreement warehouse supplier delivered notice breach payment tribunal counsel witness contract clause "
+    "shipment invoice damages inspection tenant landlord premises lease arbitration settlement offer letter "
+    "meeting hearing evidence report expert valuation escrow completion buyer seller shares warranty claim "
+    "indemnity liability insurer policy board minutes director resolution employee termination salary bonus "
+    "pension schedule annex amendment deadline extension court order filing appeal judgment costs interest "
+    "rate loan lender borrower security guarantee default notice cure period audit accounts revenue margin"
+).split()
+_GLUE = "the a that was were not never had has before after during until with without of in on for".split()
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
+
+
+def _sentence(rng: random.Random) -> str:
+    words = [rng.choice(_VOCABULARY if i % 2 == 0 else _GLUE) for i in range(rng.randint(12, 18))]
+    return " ".join(words).capitalize() + "."
+
+
+@dataclass
+class CaseFacts:
+    case: Case
+    names: list[str]
+    reference: str
+    invoice: str
+    amount: Decimal
+    day: dt.date
+    sentences: list[str]
+
+
+def amount_formats(amount: Decimal) -> list[str]:
+    whole = int(amount)
+    return [f"EUR {whole:,}", f"{whole:,}".replace(",", ".") + " EUR", f"€{whole:,}.00", f"USD {whole:,}", f"{whole} euros"]
+
+
+def date_formats(day: dt.date) -> list[str]:
+    month = _MONTHS[day.month - 1]
+    return [f"{day.day} {month} {day.year}", day.isoformat(), f"{month} {day.day}, {day.year}",
+            f"{day.day:02d}/{day.month:02d}/{day.year}", f"{day.day} {month[:3]} {day.year}"]  # fmt: skip
+
+
+def fact_texts(facts: CaseFacts, rng: random.Random) -> list[tuple[str, str]]:
+    """(kind, text) for each fact of a case, each written in one of its formats."""
+    words = rng.choice(facts.sentences[:3]).rstrip(".").split()  # the fourth is cut into a deadline title
+    start = rng.randint(0, len(words) - 9)
+    run = " ".join(words[start : start + rng.randint(9, len(words) - start)])
+    return [
+        ("party", rng.choice(facts.names)), ("reference", facts.reference), ("identifier", facts.invoice),
+        ("amount", rng.choice(amount_formats(facts.amount))), ("date", rng.choice(date_formats(facts.day))),
+        ("run", run), ("case", facts.case.title),
+    ]  # fmt: skip
+
+
+def build_generated_world(seed: int, *, crossing_cases: int = 4) -> tuple[GuardWorld, CaseFacts, list[CaseFacts]]:
+    """A guard world plus a target case T (Lena and Theo on it) and `crossing_cases` cases of Lena's alone,
+    every one with generated names, numbers, amounts, dates and sentences."""
+    rng = random.Random(seed)
+    world = build_guard_world(slug=f"gen-{seed}")
+    made = []
+    for i in range(crossing_cases + 1):
+        client = f"{_word(rng)} {_word(rng)} {rng.choice(_FORMS)}"
+        counterparty = f"{_word(rng)} {rng.choice(_FORMS)}"
+        sentences = [_sentence(rng) for _ in range(4)]
+        case = CaseFactory(
+            firm=world.firm, owner=world.lena, team=[world.theo] if i == 0 else [],
+            key=f"2027-{seed % 100:02d}{i:02d}", title=f"{_word(rng)} {rng.choice(_VOCABULARY).capitalize()} Dispute",
+            client=ClientFactory(firm=world.firm, name=client),
+            counterparties=[CounterpartyFactory(firm=world.firm, name=counterparty)],
+            description=sentences[0], opened=dt.date(2026, 1, 1) + dt.timedelta(days=rng.randint(0, 300)),
+        )  # fmt: skip
+        amount = Decimal(rng.randint(10_000, 999_999))
+        day = dt.date(2027, 1, 1) + dt.timedelta(days=rng.randint(0, 700))
+        invoice = f"INV-{rng.randint(1000, 9999)}-{i}"
+        InvoiceFactory(case=case, number=invoice, amount=amount, currency="EUR", issued=day)
+        NoteFactory(case=case, text=" ".join(sentences[1:3]))
+        DeadlineFactory(case=case, title=sentences[3][:80], due=day + dt.timedelta(days=30))
+        made.append(CaseFacts(case, [client, counterparty], case.key, invoice, amount, day, sentences))
+    services.graph_rebuild_firm(firm_id=world.firm.pk)
+    return world, made[0], made[1:]
+
+
+def generated_corpus(
+    seed: int, target: CaseFacts, others: list[CaseFacts], n_crossing: int, n_clean: int
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """Crossing notes: one fact of a crossing case among 0-3 of the target's and the filer's own words;
+    clean notes: 1-4 of the target's facts and the filer's own words (sentences no record holds)."""
+    rng = random.Random(seed)
+    crossing = []
+    for i in range(n_crossing):
+        kind, text = fact_texts(rng.choice(others), rng)[i % 7]
+        own = [t for _, t in rng.sample(fact_texts(target, rng), rng.randint(0, 3))]
+        crossing.append((kind, _note(rng, [text, *own, _sentence(rng)])))
+    clean = [
+        _note(rng, [t for _, t in rng.sample(fact_texts(target, rng), rng.randint(1, 4))] + [_sentence(rng)])
+        for _ in range(n_clean)
+    ]
+    return crossing, clean

@@ -138,7 +138,40 @@ def crossing_case_ids_sql(*, holders: list[Any], case_id: int, firm_id: int) -> 
     return sql, params
 
 
-def _texts(header: CaseHeader | None, records: dict[str, list[Record]], summary: str) -> tuple[list[str], Facts]:
+@dataclass(frozen=True)
+class _Header:
+    reference: str
+    title: str
+    description: str
+    opened: date | None
+    parties: tuple[str, ...]
+
+    @classmethod
+    def of(cls, header: CaseHeader) -> _Header:
+        parties = ([header.client] if header.client else []) + list(header.counterparties)
+        return cls(header.reference, header.title, header.description, header.opened, tuple(p.name for p in parties))
+
+
+def _headers(case_ids: list[int]) -> dict[int, _Header]:
+    """The headers of many cases in one query (the adapter's brief annotations)."""
+    if not case_ids:
+        return {}
+    annotations = get_adapter().case_header_annotations()
+    wanted = ("reference", "title", "description", "opened", "client_name", "counterparty_names")
+    rows = (
+        case_model().objects.filter(pk__in=case_ids)
+        .annotate(**{f"_h_{k}": annotations[k] for k in wanted}).values("pk", *(f"_h_{k}" for k in wanted))
+    )  # fmt: skip
+    return {
+        row["pk"]: _Header(
+            str(row["_h_reference"] or ""), str(row["_h_title"] or ""), str(row["_h_description"] or ""),
+            row["_h_opened"], tuple(n for n in [row["_h_client_name"], *(row["_h_counterparty_names"] or [])] if n),
+        )
+        for row in rows
+    }
+
+
+def _texts(header: _Header | None, records: dict[str, list[Record]], summary: str) -> tuple[list[str], Facts]:
     """The case's texts, and the facts its fields hold as values (dates, amounts, numbers)."""
     texts, facts = [summary], Facts()
     if header is not None:
@@ -159,11 +192,8 @@ def _texts(header: CaseHeader | None, records: dict[str, list[Record]], summary:
     return [t for t in texts if t], facts
 
 
-def _case_facts(case_id: int, *, limits: SliceLimits, summary: str, runs: set[str] | None) -> _CaseFacts:
-    """One case's facts; `runs` given: only the runs among them (the note's), the costly part kept small."""
-    adapter = get_adapter()
-    header = adapter.case_header(case_id=case_id, limits=limits)
-    records = adapter.case_records(case_id=case_id, limits=limits)
+def _case_facts(header: _Header | None, records: dict[str, list[Record]], summary: str, runs: set[str]) -> _CaseFacts:
+    """One case's facts; of its runs only those the note has (the costly part kept small)."""
     texts, found = _texts(header, records, summary)
     out = _CaseFacts(facts=found)
     folded_parts = []
@@ -171,18 +201,17 @@ def _case_facts(case_id: int, *, limits: SliceLimits, summary: str, runs: set[st
         words = words_of(text)
         folded_parts.append(" ".join(words))
         text_facts = facts_of(text, runs=False)
-        text_facts.runs = {r for r in runs_of(words) if runs is None or r in runs}
+        text_facts.runs = runs_of(words) & runs
         out.facts |= text_facts
     out.folded = " " + " | ".join(folded_parts) + " "
     if header is not None:
         out.facts.identifiers.add(header.reference.upper())
-        parties = ([header.client] if header.client else []) + list(header.counterparties)
         if len(words_of(header.title)) >= 2:  # a one-word title ("Arbitration") names no case
             out.names[lookup_key(header.title)] = ("case", header.title)
-        for party in parties:
-            for key in {lookup_key(party.name), party_key(party.name)}:
+        for name in header.parties:
+            for key in {lookup_key(name), party_key(name)}:
                 if len(key) >= _NAME_MIN_CHARS:
-                    out.names[key] = ("party", party.name)
+                    out.names[key] = ("party", name)
     return out
 
 
@@ -231,7 +260,11 @@ def note_crossings(*, holders: list[Any], case_id: int, firm_id: int, text: str)
     firm_cases = case_model().objects.filter(**{f"{adapter.case_firm_field}_id": firm_id})
 
     summaries = dict(CaseSummary.objects.filter(firm_id=firm_id, case_id=case_id).values_list("case_id", "text"))
-    target = _case_facts(case_id, limits=_TARGET_LIMITS, summary=summaries.get(case_id, ""), runs=note.runs)
+    own_header = adapter.case_header(case_id=case_id, limits=_TARGET_LIMITS)
+    target = _case_facts(
+        own_header and _Header.of(own_header), adapter.case_records(case_id=case_id, limits=_TARGET_LIMITS),
+        summaries.get(case_id, ""), note.runs,
+    )  # fmt: skip
     target_parties = set(
         Edge.objects.filter(case_id=case_id, kind__in=(Edge.Kind.FOR_CLIENT, Edge.Kind.AGAINST))
         .values_list("target__party_key", flat=True)
@@ -272,9 +305,10 @@ def note_crossings(*, holders: list[Any], case_id: int, firm_id: int, text: str)
         .values_list("pk", flat=True)[: int(conf.get("NOTE_GUARD_MAX_CASES"))]
     )  # fmt: skip
     summaries = dict(CaseSummary.objects.filter(firm_id=firm_id, case_id__in=recent).values_list("case_id", "text"))
-    limits = _slice_limits()
+    headers = _headers(recent)
+    records = adapter.cases_records(case_ids=recent, limits=_slice_limits())
     for source in recent:
-        other = _case_facts(source, limits=limits, summary=summaries.get(source, ""), runs=note.runs)
+        other = _case_facts(headers.get(source), records.get(source, {}), summaries.get(source, ""), note.runs)
         for key, (kind, name) in other.names.items():
             if key in phrases and not own(key):
                 add(kind, name, source)
