@@ -143,3 +143,22 @@ def test_citations_may_name_only_records_of_the_case(world: GuardWorld) -> None:
     assert ok.status_code == 201, ok.content
     with pytest.raises(NoteInvalid):
         note_file(viewer=world.lena, case_node_id=world.node_id(world.a), title="t", text="draft:nope")
+
+
+def test_lint_reports_a_note_filed_before_the_guard_that_would_cross(world: GuardWorld) -> None:
+    from graph_memory.lint import lint_firm
+    from graph_memory.models import CaseSummary, LintFinding
+    from tests.factories import NoteFactory
+
+    old = NoteFactory(case=world.a, key="before-guard", text=CROSSING)
+    clean = NoteFactory(case=world.a, key="clean-one", text=CLEAN)
+    for case, keys in ((world.a, ["before-guard", "clean-one"]), (world.b, [])):
+        CaseSummary.objects.update_or_create(
+            case=case, defaults={"firm_id": world.firm.pk, "source_ids": [f"note:{k}" for k in keys]}
+        )
+    run = lint_firm(firm_id=world.firm.pk, trigger="command")
+    assert run.counts["crossing_note"] == 1
+    (finding,) = LintFinding.objects.filter(kind="crossing_note")
+    assert finding.case_id == world.a.pk and finding.severity == "high" and f"note:{old.key}" in finding.message
+    assert "2026-102" in finding.message and "Brightwater" not in finding.message and "256" not in finding.message
+    assert finding.records[0] == {"type": "source", "id": "note:before-guard"} and clean.key not in finding.message

@@ -1,4 +1,5 @@
-# Issue 31: the write-back guard's record of refused notes (graph_memory/models/writeback.py); no note text.
+# Issue 31: the write-back guard's record of refused notes (graph_memory/models/writeback.py; no note text),
+# and the lint's finding of notes filed before it that would cross.
 
 import django.contrib.postgres.fields
 import django.db.models.deletion
@@ -18,6 +19,11 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AlterField(
+            model_name='lintfinding',
+            name='kind',
+            field=models.CharField(choices=[('contradicted', 'Contradicted by newer records'), ('stale', 'Stale too long'), ('weak', 'Weak summary'), ('map_drift', 'Map drift'), ('party_hygiene', 'Party hygiene'), ('search_gap', 'Search gap'), ('crossing_note', 'Note crossing the wall')], max_length=16),
+        ),
         migrations.CreateModel(
             name='NoteRefusal',
             fields=[

@@ -245,9 +245,12 @@ def _spans(words: list[str], hits: set[str]) -> list[str]:
     return spans
 
 
-def note_crossings(*, holders: list[Any], case_id: int, firm_id: int, text: str) -> tuple[list[Match], dict[int, CaseName]]:
+def note_crossings(
+    *, holders: list[Any], case_id: int, firm_id: int, text: str, note_key: str | None = None
+) -> tuple[list[Match], dict[int, CaseName]]:
     """The facts of `text` that belong to a crossing case (of `holders`, for case `case_id`) and not to the
-    case itself, and the names of the cases they come from. Reads only cases the holders may open."""
+    case itself, and the names of the cases they come from. Reads only cases the holders may open.
+    `note_key`: the text is that note of the case, already stored (the lint), not one of its own facts."""
     crossing = crossing_case_ids_sql(holders=holders, case_id=case_id, firm_id=firm_id)
     if crossing is None:
         return [], {}
@@ -261,10 +264,12 @@ def note_crossings(*, holders: list[Any], case_id: int, firm_id: int, text: str)
 
     summaries = dict(CaseSummary.objects.filter(firm_id=firm_id, case_id=case_id).values_list("case_id", "text"))
     own_header = adapter.case_header(case_id=case_id, limits=_TARGET_LIMITS)
-    target = _case_facts(
-        own_header and _Header.of(own_header), adapter.case_records(case_id=case_id, limits=_TARGET_LIMITS),
-        summaries.get(case_id, ""), note.runs,
-    )  # fmt: skip
+    own_records = adapter.case_records(case_id=case_id, limits=_TARGET_LIMITS)
+    own_records["note"] = [r for r in own_records.get("note", []) if r.key != note_key]
+    # A stored note checked again (the lint) is in the summary too, when it was compiled: the summary then
+    # cannot say what is the case's own, and only its records do.
+    summary = summaries.get(case_id, "") if note_key is None else ""
+    target = _case_facts(own_header and _Header.of(own_header), own_records, summary, note.runs)
     target_parties = set(
         Edge.objects.filter(case_id=case_id, kind__in=(Edge.Kind.FOR_CLIENT, Edge.Kind.AGAINST))
         .values_list("target__party_key", flat=True)
