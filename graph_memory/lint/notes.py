@@ -7,7 +7,8 @@ the stored summaries cite (the ones compiled into briefs and search), in one
 call of the adapter's `lint_records`, and compares each with the cases that
 someone who may open its case may open and someone else who may open it may
 not (`writeback.guard.note_crossings`, with the case's audience as holders:
-the note's author was one of them). The finding names the kinds of fact and
+the note's author was one of them; a case only one lawyer may open is skipped
+without a query). The finding names the kinds of fact and
 the cases (references only: no fact of the other case is copied into the
 report); firm admins, who read it, may open both.
 """
@@ -33,11 +34,14 @@ def crossing_notes(*, firm_id: int) -> list[Finding]:
     for case_id, record in get_adapter().lint_records(firm_id=firm_id, cited={"note": cited}):
         if record.kind == "note":
             notes[case_id].append(record)
+    audiences = access.case_audiences(case_ids=sorted(notes), firm_id=firm_id)
+    if audiences is None:
+        return []  # a host that cannot say who may open a case: no holders to check a note against
     found = []
     for case_id, records in sorted(notes.items()):
-        audience = access.case_audience(case_id=case_id, firm_id=firm_id)
-        if not audience:
-            continue  # nobody but admins (who may open every case), or a host that cannot say
+        audience = audiences[case_id]
+        if len(audience) < 2:
+            continue  # one reader (and the admins) may open every case they may open: nothing can cross
         for record in sorted(records, key=lambda r: r.key):
             text = f"{record.title}\n{record.text}"
             matches, cases = note_crossings(
