@@ -162,3 +162,38 @@ def test_lint_reports_a_note_filed_before_the_guard_that_would_cross(world: Guar
     assert finding.case_id == world.a.pk and finding.severity == "high" and f"note:{old.key}" in finding.message
     assert "2026-102" in finding.message and "Brightwater" not in finding.message and "256" not in finding.message
     assert finding.records[0] == {"type": "source", "id": "note:before-guard"} and clean.key not in finding.message
+
+
+def test_a_group_grant_puts_its_members_in_the_audience(world: GuardWorld) -> None:
+    from django.contrib.auth.models import Group
+
+    from practice.models import CaseGroupObjectPermission
+    from practice.permissions import view_case_permission
+
+    CaseTeamMember.objects.filter(case=world.a, user=world.theo).delete()
+    assert [u.pk for u in access.case_audience(case_id=world.a.pk, firm_id=world.firm.pk)] == [world.lena.pk]
+    assert note_crossings(holders=[world.lena], case_id=world.a.pk, firm_id=world.firm.pk, text=CROSSING) == ([], {})
+    group = Group.objects.create(name="harbour-team")
+    world.theo.groups.add(group)
+    CaseGroupObjectPermission.objects.create(content_object=world.a, group=group, permission=view_case_permission())
+    assert access.can_open_case(world.theo, case_id=world.a.pk)
+    assert [u.pk for u in access.case_audience(case_id=world.a.pk, firm_id=world.firm.pk)] == sorted(
+        [world.lena.pk, world.theo.pk]
+    )
+    assert post(world, world.lena, world.a, note_body(CROSSING)).status_code == 409
+
+
+def test_the_guard_costs_a_fixed_number_of_statements(world: GuardWorld, django_assert_num_queries: Any) -> None:
+    from tests.factories import CaseFactory, InvoiceFactory, NoteFactory
+
+    def check() -> None:
+        note_crossings(holders=[world.lena], case_id=world.a.pk, firm_id=world.firm.pk, text=CROSSING)
+
+    with django_assert_num_queries(24):
+        check()
+    for n in range(5):  # five more crossing cases, with records
+        case = CaseFactory(firm=world.firm, owner=world.lena)
+        InvoiceFactory(case=case)
+        NoteFactory(case=case, text=f"Another matter, number {n}.")
+    with django_assert_num_queries(24):
+        check()
