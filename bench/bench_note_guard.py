@@ -47,8 +47,16 @@ def seed() -> dict[str, Any]:
     from graph_memory.graph import graph_rebuild_firm
     from graph_memory.models import CaseSummary
     from practice.models import (
-        Case, CaseCounterparty, CaseTeamMember, CaseUserObjectPermission, Client, Counterparty, Deadline, Draft,
-        Invoice, Note,
+        Case,
+        CaseCounterparty,
+        CaseTeamMember,
+        CaseUserObjectPermission,
+        Client,
+        Counterparty,
+        Deadline,
+        Draft,
+        Invoice,
+        Note,
     )  # fmt: skip
     from practice.permissions import view_case_permission
 

@@ -261,7 +261,8 @@ def case_audiences(*, case_ids: list[int], firm_id: int) -> dict[int, list[Any]]
     else:
         try:
             for case_id in case_ids:
-                pairs |= {(case_id, u) for u in adapter.case_member_ids(case_id=case_id).order_by()}
+                members = User.objects.filter(pk__in=adapter.case_member_ids(case_id=case_id).order_by())
+                pairs |= {(case_id, u) for u in members.values_list("pk", flat=True)}
         except NotSupported:
             return None
     users = {
