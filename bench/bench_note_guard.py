@@ -34,7 +34,7 @@ DB_NAME = "bench_note_guard"
 CASES = 10_000
 LENA_CASES = 200
 SHARED = 20
-POSTS = 40
+POSTS = int(os.environ.get("BENCH_GUARD_POSTS", "40"))
 
 
 def seed() -> dict[str, Any]:

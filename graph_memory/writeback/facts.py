@@ -57,6 +57,7 @@ _DATES = (
     re.compile(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})(?!\d)", re.I),
     re.compile(r"(?<![\d/.])(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<year>\d{4})(?!\d)"),
 )
+_NOT_DIGIT = re.compile(r"\D+")
 _IDENTIFIER = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:[-/][A-Za-z0-9]+)+(?![\w-])|(?<!\w)[A-Za-z0-9]{4,}(?!\w)")
 
 
@@ -165,3 +166,38 @@ def facts_of(text: str, *, runs: bool = True) -> Facts:
 def phrases_of(words: list[str], longest: int) -> set[str]:
     """Every run of 1..`longest` consecutive words: what a name's folded words are looked up in."""
     return {" ".join(words[i : i + n]) for n in range(1, longest + 1) for i in range(len(words) - n + 1)}
+
+
+class Probe:
+    """The facts of one note, to find in many texts cheaply: `found_in(text)` gives the note's facts that
+    `text` holds too. A text is parsed for a kind only when a cheap substring test says it may hold one
+    of the note's facts of that kind (an amount's leading digits, a date's year, an identifier), and
+    its runs are joined only where a word starts one of the note's runs."""
+
+    def __init__(self, note: Facts) -> None:
+        self.note = note
+        # An amount's significant digits, as they run in a text with every non-digit taken out:
+        # "EUR 256,580" and "256.580" both hold "256"; "1.2 million" holds "12" of 1200000.
+        self._amount_hints = {value.replace(".", "").rstrip("0")[:3] for value in note.amounts}
+        self._years = {value[:4] for value in note.dates}
+        self._firsts = {run.split(" ", 1)[0] for run in note.runs}
+
+    def found_in(self, text: str, words: list[str] | None = None) -> Facts:
+        note, found = self.note, Facts()
+        if note.amounts and any(hint in _NOT_DIGIT.sub("", text) for hint in self._amount_hints):
+            found.amounts = amounts_of(text) & note.amounts
+        if note.dates and any(year in text for year in self._years):
+            found.dates = dates_of(text) & note.dates
+        if note.identifiers:
+            upper = text.upper()
+            if any(identifier in upper for identifier in note.identifiers):
+                found.identifiers = identifiers_of(text) & note.identifiers
+        if note.runs:
+            words = words_of(text) if words is None else words
+            firsts, runs = self._firsts, note.runs
+            found.runs = {
+                run
+                for i in range(len(words) - RUN_WORDS + 1)
+                if words[i] in firsts and (run := " ".join(words[i : i + RUN_WORDS])) in runs
+            }
+        return found

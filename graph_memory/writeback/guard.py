@@ -42,7 +42,7 @@ from graph_memory import access, conf
 from graph_memory.adapter import RECORD_KINDS, CaseHeader, Record, SliceLimits, case_model, get_adapter
 from graph_memory.models import CaseSummary, Edge, NoteRefusal
 from graph_memory.names import MAX_QUERY_WORDS, lookup_key, party_key
-from graph_memory.writeback.facts import RUN_WORDS, Facts, facts_of, phrases_of, runs_of, words_of
+from graph_memory.writeback.facts import RUN_WORDS, Facts, Probe, facts_of, phrases_of, words_of
 
 KINDS = ("party", "case", "reference", "identifier", "amount", "date", "run")
 _TITLE_WORDS_MAX = 16  # a case title longer than this is looked for by its first words' runs like any text
@@ -192,17 +192,25 @@ def _texts(header: _Header | None, records: dict[str, list[Record]], summary: st
     return [t for t in texts if t], facts
 
 
-def _case_facts(header: _Header | None, records: dict[str, list[Record]], summary: str, runs: set[str]) -> _CaseFacts:
-    """One case's facts; of its runs only those the note has (the costly part kept small)."""
-    texts, found = _texts(header, records, summary)
-    out = _CaseFacts(facts=found)
+def _case_facts(
+    header: _Header | None, records: dict[str, list[Record]], summary: str, probe: Probe, *, folded: bool = False
+) -> _CaseFacts:
+    """The facts one case shares with the note (`probe`), and its names; with `folded`, every word of its
+    texts too (the target's: a name it holds anywhere is its own)."""
+    texts, fielded = _texts(header, records, summary)
+    note = probe.note
+    out = _CaseFacts(
+        facts=Facts(
+            amounts=fielded.amounts & note.amounts, dates=fielded.dates & note.dates,
+            identifiers=fielded.identifiers & note.identifiers,
+        )
+    )  # fmt: skip
     folded_parts = []
     for text in texts:
-        words = words_of(text)
-        folded_parts.append(" ".join(words))
-        text_facts = facts_of(text, runs=False)
-        text_facts.runs = runs_of(words) & runs
-        out.facts |= text_facts
+        words = words_of(text) if folded or note.runs else None
+        if folded and words is not None:
+            folded_parts.append(" ".join(words))
+        out.facts |= probe.found_in(text, words)
     out.folded = " " + " | ".join(folded_parts) + " "
     if header is not None:
         out.facts.identifiers.add(header.reference.upper())
@@ -269,7 +277,8 @@ def note_crossings(
     # A stored note checked again (the lint) is in the summary too, when it was compiled: the summary then
     # cannot say what is the case's own, and only its records do.
     summary = summaries.get(case_id, "") if note_key is None else ""
-    target = _case_facts(own_header and _Header.of(own_header), own_records, summary, note.runs)
+    probe = Probe(note)
+    target = _case_facts(own_header and _Header.of(own_header), own_records, summary, probe, folded=True)
     target_parties = set(
         Edge.objects.filter(case_id=case_id, kind__in=(Edge.Kind.FOR_CLIENT, Edge.Kind.AGAINST))
         .values_list("target__party_key", flat=True)
@@ -313,7 +322,7 @@ def note_crossings(
     headers = _headers(recent)
     records = adapter.cases_records(case_ids=recent, limits=_slice_limits())
     for source in recent:
-        other = _case_facts(headers.get(source), records.get(source, {}), summaries.get(source, ""), note.runs)
+        other = _case_facts(headers.get(source), records.get(source, {}), summaries.get(source, ""), probe)
         for key, (kind, name) in other.names.items():
             if key in phrases and not own(key):
                 add(kind, name, source)
