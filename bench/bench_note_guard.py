@@ -189,6 +189,7 @@ def run() -> None:
 def main() -> None:
     os.environ["GRAPH_MEMORY_EMBEDDER"] = "none"
     os.environ["GRAPH_MEMORY_NOTE_RATE"] = "1000000/hour"
+    os.environ["GRAPH_MEMORY_THROTTLE_RATE"] = "1000000/min"
     with django_on_scratch(DB_NAME):
         run()
 
