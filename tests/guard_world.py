@@ -101,12 +101,13 @@ def build_guard_world(slug: str = "guard-law") -> GuardWorld:
 
 # Facts of B, each as a note may write it (several formats of one fact).
 B_FACTS = {
-    "party": ["Brightwater Shipping", "BRIGHTWATER SHIPPING LTD", "Norrland Marine AB", "Norrland Marine"],
+    "party": ["Brightwater Shipping", "BRIGHTWATER SHIPPING LTD", "Norrland Marine AB", "Norrland Marine",
+              "Brightwater Shipping's", "Brightwater Shipping Limited"],
     "case": ["Ballast Tank Cargo Loss", "ballast tank cargo loss"],
     "reference": ["2026-102", "matter 2026-102"],
     "identifier": ["INV-B-7702", "inv-b-7702", "SV-88213"],
-    "amount": ["EUR 256,580", "256.580 EUR", "€256,580.00", "256580 euros"],
-    "date": ["7 March 2027", "2027-03-07", "March 7, 2027", "21 May 2027", "21/05/2027"],
+    "amount": ["EUR 256,580", "256.580 EUR", "€256,580.00", "256580 euros", "EUR 256.580,00", "256 580 €"],
+    "date": ["7 March 2027", "2027-03-07", "March 7, 2027", "21 May 2027", "21/05/2027", "2027/03/07", "7th Mar 2027"],
     "run": [
         "the shipowner conceded during the mediation that the ballast tanks were never inspected",
         "ballast tanks were never inspected before the voyage began",

@@ -52,7 +52,7 @@ _MONTHS = {
 }  # fmt: skip
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _DATES = (
-    re.compile(r"(?<!\d)(?P<year>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})(?!\d)"),
+    re.compile(r"(?<!\d)(?P<year>\d{4})([-/.])(?P<m>\d{1,2})\2(?P<d>\d{1,2})(?!\d)"),
     re.compile(rf"(?<!\d)(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s+(?P<year>\d{{4}})(?!\d)", re.I),
     re.compile(rf"\b{_MONTH}\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<year>\d{{4}})(?!\d)", re.I),
     re.compile(r"(?<![\d/.])(?P<a>\d{1,2})[/.](?P<b>\d{1,2})[/.](?P<year>\d{4})(?!\d)"),
@@ -144,9 +144,13 @@ def identifiers_of(text: str) -> set[str]:
     return found
 
 
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+
+
 def words_of(text: str) -> list[str]:
-    """The text's words as `names.lookup_key` folds them (case, accents, punctuation)."""
-    return lookup_key(text).split()
+    """The text's words as `names.lookup_key` folds them (case, accents, punctuation), a possessive's
+    "'s" left out ("Brightwater's" is "brightwater", as the name is)."""
+    return lookup_key(_POSSESSIVE.sub("", text)).split()
 
 
 def runs_of(words: list[str], n: int = RUN_WORDS) -> set[str]:
