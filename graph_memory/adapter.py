@@ -280,6 +280,12 @@ class MemoryAdapter:
         `limits.pages_per_document` pages. Texts cut to `limits.text_chars`. Never reads another case."""
         raise NotImplementedError
 
+    def cases_records(self, *, case_ids: Sequence[int], limits: SliceLimits) -> dict[int, dict[str, list[Record]]]:
+        """`case_records` of many cases of one firm at once, by case id (the write-back guard reads the
+        filer's cases a note is compared with). The default asks `case_records` case by case; a host
+        with many cases should answer in a fixed number of queries (one per kind)."""
+        return {case_id: self.case_records(case_id=case_id, limits=limits) for case_id in case_ids}
+
     # --- the lint pass (graph_memory/lint/): the live records behind stored summaries, in bulk ----
 
     def lint_records(self, *, firm_id: int, cited: Mapping[str, Collection[tuple[int, str]]]) -> list[tuple[int, Record]]:
@@ -361,8 +367,15 @@ class MemoryAdapter:
         """
         raise NotSupported("file_note")
 
+    def case_member_ids(self, *, case_id: int) -> QuerySet[Any]:
+        """For hosts without guardian: a QuerySet of the ids (one column) of the users who own or are on this
+        case, the reverse of `member_case_ids` (firm admins need not be listed). The write-back guard asks it
+        who may open the case a note is filed into (`access.case_audience`). Optional: without it, the guard
+        takes every other case the filer may open as one whose audience differs."""
+        raise NotSupported("case_member_ids")
+
     def supports(self, method: str) -> bool:
-        """Whether this adapter gives the optional method `method` ("case_record", "file_note")."""
+        """Whether this adapter gives the optional method `method` ("case_record", "file_note", "case_member_ids")."""
         return getattr(type(self), method) is not getattr(MemoryAdapter, method)
 
     # --- the connection map -----------------------------------------------------------------------

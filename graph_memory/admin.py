@@ -23,7 +23,7 @@ from graph_memory.admin_health import health_view
 from graph_memory.admin_lint import LintFindingAdmin as LintFindingAdmin  # registers the lint's admin pages
 from graph_memory.admin_scoping import DerivedAdmin
 from graph_memory.display import page_time
-from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, SummaryVersion
+from graph_memory.models import AICall, CaseSummary, Edge, Node, NoteRefusal, RefreshRun, SummaryVersion
 from graph_memory.summaries.service import SummaryFailed
 
 # "Regenerate now" waits on one model call per case inside the request; more
@@ -274,3 +274,16 @@ class RefreshRunAdmin(DerivedAdmin):
     list_select_related = ["firm"]
     date_hierarchy = "started_at"
     readonly_fields = ["started_at_local", "finished_at_local"]
+
+
+@admin.register(NoteRefusal)
+class NoteRefusalAdmin(DerivedAdmin):
+    """Notes the write-back guard refused: who, where, when, which kinds of fact and from which cases.
+    The note itself is not kept (it carries the other case's facts)."""
+
+    created_at_local = time_column("created_at", "at")
+    list_display = ["created_at_local", "case", "filer", "kinds", "source_case_ids", "matches", "firm"]
+    list_filter = ["firm"]
+    list_select_related = ["case", "filer", "firm"]
+    date_hierarchy = "created_at"
+    readonly_fields = ["created_at_local"]

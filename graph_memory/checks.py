@@ -360,7 +360,10 @@ def check_writer_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
 def check_compounding_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """Notes, sources and the memory index (issue 17): caps are positive, the note rate parses."""
     errors: list[checks.CheckMessage] = []
-    keys = ("NOTE_MAX_CHARS", "NOTE_TITLE_MAX_CHARS", "SOURCE_CHARS_DEFAULT", "SOURCE_CHARS_MAX", "INDEX_GIST_CHARS")
+    keys = (
+        "NOTE_MAX_CHARS", "NOTE_TITLE_MAX_CHARS", "SOURCE_CHARS_DEFAULT", "SOURCE_CHARS_MAX", "INDEX_GIST_CHARS",
+        "NOTE_GUARD_MAX_CASES",
+    )  # fmt: skip
     for key in keys:
         value = conf.get(key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:

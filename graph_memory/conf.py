@@ -167,6 +167,9 @@ DEFAULTS: dict[str, Any] = {
     # Notes a user may file per period, `<n>/<period>` (periods `s`, `min`, `hour`, `day`), a fixed window
     # in the default cache; every attempt counts, on hidden cases alike. None: no limit. A bad one is E081.
     "NOTE_RATE": "30/hour",
+    # The write-back guard reads the texts (records, summary) of at most this many of the filer's cases whose
+    # audience differs from the note's case, most recently active first; names and case numbers of all of them.
+    "NOTE_GUARD_MAX_CASES": 500,
     # Characters of a source's text per answer when the request gives no `limit` ...
     "SOURCE_CHARS_DEFAULT": 8000,
     # ... and the most a request may ask for (more is a 400).

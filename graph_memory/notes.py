@@ -9,10 +9,17 @@ viewer, marked assistant-filed by its origin, never edited afterwards (a
 correction is a new note). Filing flags the case stale in the same
 transaction, so the next nightly rewrite compiles the note into the summary
 like any working note, citing `note:<key>`.
+
+Because the audience is fixed, what goes in must be fit for all of it
+(issue 31): the write-back guard (`writeback.guard`) refuses a note carrying
+facts of another case the filer may open and someone on this case may not,
+and a source id the note cites ("[invoice:inv-42]") must name a record of
+this case, since the audience would open it here.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -21,15 +28,22 @@ from typing import Any
 from django.core.cache import cache
 from django.db import transaction
 
-from graph_memory import conf
+from graph_memory import access, conf
 from graph_memory.adapter import NoteOrigin, NotSupported, get_adapter
 from graph_memory.refresh.marking import mark_stale
 from graph_memory.selectors import NodeRef
-from graph_memory.sources import case_node_get
+from graph_memory.sources import case_node_get, source_get
+from graph_memory.writeback.guard import note_guard
 
 ORIGIN_ID_MAX_CHARS = 200
 ORIGIN_MAX_MESSAGES = 100
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+CITATIONS_MAX = 50
+# A source id as summaries cite it, inside a note's text: "case:header", "invoice:inv-42", "document:spa#p2".
+_CITATION = re.compile(
+    r"(?<![\w:/.-])(?:case:header|(?:client|counterparty|deadline|invoice|note|draft):[\w-]+(?:\.[\w-]+)*"
+    r"|document:[\w-]+(?:\.[\w-]+)*#p[1-9][0-9]{0,5})(?![\w:/#-])"
+)
 
 
 class NoteInvalid(ValueError):
@@ -120,6 +134,26 @@ def _count_attempt(viewer: Any) -> None:
         raise NoteRateLimited(wait=max(1, int(seconds - time.time() % seconds)))
 
 
+def _check_citations(*, viewer: Any, case_node_id: Any, fields: dict[str, str]) -> None:
+    """Every source id a note cites must open in its own case; `NoteInvalid` naming the field otherwise.
+
+    A source id names a record relative to a case, so one of another case would open nothing
+    here, or worse, what that id means here. At most CITATIONS_MAX are looked up (one query each).
+    """
+    cited = [(f, c) for f, value in fields.items() for c in dict.fromkeys(_CITATION.findall(value))]
+    if not cited:
+        return
+    if len(cited) > CITATIONS_MAX:
+        raise NoteInvalid(cited[0][0], f"A note may cite at most {CITATIONS_MAX} sources.")
+    for field, source_id in cited:
+        try:
+            source_get(viewer=viewer, case_node_id=case_node_id, source_id=source_id, limit=1)
+        except (access.NotFound, NotSupported):
+            raise NoteInvalid(
+                field, f"It cites {source_id}, which is not a record of this case: a note may cite only its own case's records."
+            ) from None
+
+
 def note_file(*, viewer: Any, case_node_id: Any, title: Any, text: Any, origin: NoteOrigin | None = None) -> FiledNote:
     """File an assistant note, verbatim, into a case the viewer may open; flag the case stale.
 
@@ -129,7 +163,10 @@ def note_file(*, viewer: Any, case_node_id: Any, title: Any, text: Any, origin: 
     the field; more than NOTE_RATE attempts per period raise `NoteRateLimited`;
     a host adapter without notes raises `NotSupported` (all before anything
     is read). A case the viewer may not open, or that does not exist, raises
-    `access.NotFound` and nothing is written.
+    `access.NotFound` and nothing is written. A cited source id that is not a
+    record of the case raises `NoteInvalid` ("title" or "text"); a note carrying
+    facts of a case outside the case's audience raises `NoteCrossesWall`,
+    recorded, naming only the viewer's own cases; nothing is written then either.
     """
     origin = origin or NoteOrigin()
     title, text, origin = _checked(title, text, origin)
@@ -138,6 +175,8 @@ def note_file(*, viewer: Any, case_node_id: Any, title: Any, text: Any, origin: 
         raise NotSupported("file_note")
     _count_attempt(viewer)
     case, case_id = case_node_get(viewer=viewer, case_node_id=case_node_id)
+    _check_citations(viewer=viewer, case_node_id=case_node_id, fields={"title": title, "text": text})
+    note_guard(filer=viewer, case_id=case_id, title=title, text=text)
     with transaction.atomic():
         record = adapter.file_note(case_id=case_id, author=viewer, title=title, text=text, origin=origin)
         # The host may watch its note model too; flagging here keeps the promise for a host that does not.

@@ -15,10 +15,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection
 from django.db.models import Case as SqlCase
-from django.db.models import CharField, F, Func, IntegerField, OuterRef, QuerySet, Value, When
+from django.db.models import CharField, F, Func, IntegerField, OuterRef, QuerySet, Value, When, Window
 from django.db.models.expressions import RawSQL
 from django.db.models.fields import DateField
-from django.db.models.functions import Cast, Coalesce, Concat, Left, NullIf
+from django.db.models.functions import Cast, Coalesce, Concat, Left, NullIf, RowNumber
 from django.urls import reverse
 from django.utils import timezone
 
@@ -89,6 +89,50 @@ def _document_ref(document: Any) -> list[tuple[int, str]]:
     return [(document.case_id, document.key)]
 
 
+def _record_querysets(limits: SliceLimits) -> dict[str, QuerySet[Any]]:
+    """Each kind's records as the summary slice reads them, in its order, not yet cut to a case or a count."""
+    chars = limits.text_chars
+    # Only the first pages of each document, each cut in SQL, so a 500-page
+    # scan costs no more to read than a one-page letter.
+    pages_sql = (
+        f"ARRAY(SELECT left(p, %s) FROM unnest({connection.ops.quote_name(Document._meta.db_table)}.pages[1:%s]) "
+        "WITH ORDINALITY AS u(p, n) ORDER BY n)"
+    )
+    return {
+        "deadline": Deadline.objects.order_by(
+            # Open deadlines first, soonest first; then done ones, most recent first.
+            "done",
+            SqlCase(When(done=False, then=F("due")), default=Value(None), output_field=DateField()).asc(),
+            F("due").desc(),
+            "key",
+        ).values("key", "title", "due", "done"),
+        "invoice": Invoice.objects.order_by("-issued", "-id").values(
+            "key", "number", "issued", "amount", "currency", "status"
+        ),
+        "note": Note.objects.order_by("-created", "-id").annotate(text_head=Left("text", chars))
+        .values("key", "title", "created", "text_head"),
+        "draft": Draft.objects.order_by("-created", "-id").annotate(text_head=Left("text", chars))
+        .values("key", "title", "created", "text_head"),
+        "document": Document.objects.filter(status=Document.Status.PROCESSED).order_by("-created", "-id")
+        .annotate(first_pages=RawSQL(pages_sql, (chars, limits.pages_per_document)))
+        .values("key", "title", "created", "first_pages"),
+    }  # fmt: skip
+
+
+_RECORD_OF = {
+    "deadline": lambda d: Record("deadline", d["key"], title=d["title"], date=d["due"],
+                                 fields={"title": d["title"], "due": d["due"], "done": d["done"]}),
+    "invoice": lambda i: Record("invoice", i["key"], title=i["number"], date=i["issued"], fields={
+        "number": i["number"], "issued": i["issued"], "amount": i["amount"], "currency": i["currency"],
+        "status": i["status"],
+    }),
+    "note": lambda n: Record("note", n["key"], title=n["title"], date=n["created"], text=n["text_head"] or ""),
+    "draft": lambda d: Record("draft", d["key"], title=d["title"], date=d["created"], text=d["text_head"] or ""),
+    "document": lambda d: Record("document", d["key"], title=d["title"], date=d["created"],
+                                 pages=tuple(d["first_pages"] or ())),
+}  # fmt: skip
+
+
 class PracticeMemoryAdapter(MemoryAdapter):
     case_firm_field = "firm"
     firm_slug_field = "slug"
@@ -147,72 +191,24 @@ class PracticeMemoryAdapter(MemoryAdapter):
         )
 
     def case_records(self, *, case_id: int, limits: SliceLimits) -> dict[str, list[Record]]:
-        cap, chars = limits.per_kind, limits.text_chars
-        deadlines = (
-            Deadline.objects.filter(case_id=case_id)
-            # Open deadlines first, soonest first; then done ones, most recent first.
-            .order_by(
-                "done",
-                SqlCase(When(done=False, then=F("due")), default=Value(None), output_field=DateField()).asc(),
-                F("due").desc(),
-                "key",
+        cap = limits.per_kind
+        found = {kind: queryset.filter(case_id=case_id)[: cap[kind]] for kind, queryset in _record_querysets(limits).items()}
+        return {kind: [_RECORD_OF[kind](row) for row in rows] for kind, rows in found.items()}
+
+    def cases_records(self, *, case_ids: Sequence[int], limits: SliceLimits) -> dict[int, dict[str, list[Record]]]:
+        # One query per kind, whatever the number of cases: each case's first `cap` rows by the
+        # same order as case_records, ranked in SQL.
+        found: dict[int, dict[str, list[Record]]] = {case_id: {kind: [] for kind in _RECORD_OF} for case_id in case_ids}
+        for kind, queryset in _record_querysets(limits).items():
+            ranked = (
+                queryset.filter(case_id__in=list(case_ids))
+                .annotate(_rank=Window(RowNumber(), partition_by=[F("case_id")], order_by=queryset.query.order_by))
+                .filter(_rank__lte=limits.per_kind[kind])
+                .values(*queryset.query.values_select, *queryset.query.annotation_select, "case_id")
             )
-            .values("key", "title", "due", "done")[: cap["deadline"]]
-        )
-        invoices = (
-            Invoice.objects.filter(case_id=case_id)
-            .order_by("-issued", "-id")
-            .values("key", "number", "issued", "amount", "currency", "status")[: cap["invoice"]]
-        )
-        notes = (
-            Note.objects.filter(case_id=case_id)
-            .order_by("-created", "-id")
-            .annotate(text_head=Left("text", chars))
-            .values("key", "title", "created", "text_head")[: cap["note"]]
-        )
-        drafts = (
-            Draft.objects.filter(case_id=case_id)
-            .order_by("-created", "-id")
-            .annotate(text_head=Left("text", chars))
-            .values("key", "title", "created", "text_head")[: cap["draft"]]
-        )
-        # Only the first pages of each document, each cut in SQL, so a 500-page
-        # scan costs no more to read than a one-page letter.
-        pages_sql = (
-            f"ARRAY(SELECT left(p, %s) FROM unnest({connection.ops.quote_name(Document._meta.db_table)}.pages[1:%s]) "
-            "WITH ORDINALITY AS u(p, n) ORDER BY n)"
-        )
-        documents = (
-            Document.objects.filter(case_id=case_id, status=Document.Status.PROCESSED)
-            .order_by("-created", "-id")
-            .annotate(first_pages=RawSQL(pages_sql, (chars, limits.pages_per_document)))
-            .values("key", "title", "created", "first_pages")[: cap["document"]]
-        )
-        return {
-            "deadline": [
-                Record("deadline", d["key"], title=d["title"], date=d["due"],
-                       fields={"title": d["title"], "due": d["due"], "done": d["done"]})
-                for d in deadlines
-            ],
-            "invoice": [
-                Record("invoice", i["key"], title=i["number"], date=i["issued"], fields={
-                    "number": i["number"], "issued": i["issued"], "amount": i["amount"],
-                    "currency": i["currency"], "status": i["status"],
-                })
-                for i in invoices
-            ],
-            "note": [
-                Record("note", n["key"], title=n["title"], date=n["created"], text=n["text_head"] or "") for n in notes
-            ],
-            "draft": [
-                Record("draft", d["key"], title=d["title"], date=d["created"], text=d["text_head"] or "")
-                for d in drafts
-            ],
-            "document": [
-                Record("document", d["key"], title=d["title"], date=d["created"], pages=tuple(d["first_pages"] or ()))
-                for d in documents
-            ],
-        }  # fmt: skip
+            for row in ranked:
+                found[row["case_id"]][kind].append(_RECORD_OF[kind](row))
+        return found
 
     def lint_records(self, *, firm_id: int, cited: Mapping[str, Collection[tuple[int, str]]]) -> list[tuple[int, Record]]:
         return memory_lint.lint_records(firm_id=firm_id, cited=cited)

@@ -18,7 +18,7 @@ from accounts.models import Firm, User
 from graph_memory import services
 from graph_memory.admin_scoping import FirmScopedAdmin
 from graph_memory.documents.index import mark_documents_stale
-from graph_memory.models import AICall, CaseSummary, DocumentQuery, Edge, Node, RefreshRun, SummaryVersion
+from graph_memory.models import AICall, CaseSummary, DocumentQuery, Edge, Node, NoteRefusal, RefreshRun, SummaryVersion
 from practice.models import Case, Client, Counterparty, Deadline
 from tests.factories import (
     CaseFactory,
@@ -95,6 +95,10 @@ def _derived(case: Case, *, text: str, days_ago: int = 1) -> CaseSummary:
     # Long documents: an index row and a query-log row (graph_memory/admin_documents.py).
     mark_documents_stale(documents=[(case.pk, f"{case.key}-spa")])
     DocumentQuery.objects.create(firm_id=case.firm_id, case=case, outcome="success", sections=["spa#article-5"])
+    # A note the write-back guard refused (graph_memory/models/writeback.py).
+    NoteRefusal.objects.create(
+        firm_id=case.firm_id, case=case, filer_id=case.owner_id, kinds=["party"], source_case_ids=[case.pk], matches=1
+    )
     return summary
 
 

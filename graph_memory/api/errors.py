@@ -33,6 +33,7 @@ ERROR_CODES = (
     "method_not_allowed",  # 405: the endpoint exists, not for that method
     "not_supported",  # 501: the host's adapter lacks an optional ability
     "csrf_failed",  # 403: a session's unsafe request without its CSRF token, before the wall
+    "crosses_wall",  # 409: a note carrying facts of a case outside the target case's audience (issue 31)
 )
 
 

@@ -278,7 +278,9 @@ def _compounding_tools() -> list[dict[str, Any]]:
                 "File a note into a case this user may open, when they ask you to keep something (an exchange, a "
                 "finding): it is stored verbatim as a working note of the case, attributed to them and marked as "
                 "filed by you, and the case's next summary will include it. It cannot be edited afterwards; to "
-                "correct it, file a new note. Only people who may open that case will ever see it."
+                "correct it, file a new note. Only people who may open that case will ever see it, so a note "
+                "carrying facts of another of the user's cases that some of them may not open is refused "
+                "(crosses_wall, naming what matched): tell the user, and file it without those facts."
             ),
             "method": "POST",
             "path": "/api/memory/cases/{case_id}/notes/",

@@ -17,13 +17,22 @@ from rest_framework.response import Response
 
 from graph_memory import conf
 from graph_memory.adapter import NoteOrigin
+from graph_memory.api.errors import error_body
 from graph_memory.api.serializers import ErrorOutputSerializer, NodeOutputSerializer
 from graph_memory.api.views import ERRORS, ORIENTATION, MemoryApi
 from graph_memory.memory_index import memory_index
 from graph_memory.notes import ORIGIN_ID_MAX_CHARS, ORIGIN_MAX_MESSAGES, NoteInvalid, NoteRateLimited, note_file
 from graph_memory.sources import source_get
+from graph_memory.writeback.guard import NoteCrossesWall
 
 NOT_SUPPORTED = {501: OpenApiResponse(ErrorOutputSerializer, description="The host's system does not offer this.")}
+CROSSES_WALL = {
+    409: OpenApiResponse(
+        ErrorOutputSerializer,
+        description="crosses_wall: the note carries facts of another of the user's cases that not everyone who may "
+        "open this case may open; the message names them and that case. Nothing was filed.",
+    )
+}
 
 
 def _case_parameter() -> OpenApiParameter:
@@ -98,13 +107,17 @@ class CaseNoteFileApi(MemoryApi):
         operation_id="file_note",
         parameters=[_case_parameter()],
         request=InputSerializer,
-        responses={201: OutputSerializer, **ERRORS, **NOT_SUPPORTED},
+        responses={201: OutputSerializer, **ERRORS, **CROSSES_WALL, **NOT_SUPPORTED},
         description=(
             "File a note into a case the user may open: stored verbatim as a new working note of the case, "
             "attributed to the user, marked assistant-filed with where it came from. It is never changed "
             "afterwards (a correction is a new note). The case is flagged stale, so its next summary compiles "
             "the note, citing its id. Size-capped and rate-limited per user. A case the user may not open "
-            "answers 404 like one that does not exist, and nothing is written. " + ORIENTATION
+            "answers 404 like one that does not exist, and nothing is written. A note carrying facts (party or "
+            "case names, case numbers, identifiers, amounts, dates, runs of 8+ words) of another of the user's "
+            "cases that someone who may open this case may not is refused with 409 crosses_wall, naming what "
+            "matched and from which of the user's cases; a source id the note cites must be a record of this "
+            "case (400 naming the field). " + ORIENTATION
         ),
     )
     def post(self, request: Request, case_id: str) -> Response:
@@ -124,6 +137,8 @@ class CaseNoteFileApi(MemoryApi):
             raise exceptions.ValidationError({exc.field: [str(exc)]}) from exc
         except NoteRateLimited as exc:
             raise exceptions.Throttled(wait=exc.wait) from exc
+        except NoteCrossesWall as exc:
+            return Response(error_body("crosses_wall", str(exc), exc.field), status=status.HTTP_409_CONFLICT)
         body = {
             "note": {
                 "source_id": note.source_id,

@@ -1,8 +1,8 @@
 """The lint pass: a mechanical, per-firm health check of the memory (the wiki pattern's third step).
 
-Each check (statements.py, freshness.py, mapping.py) reads one firm in a fixed
-number of queries, whatever its size, and returns `Finding`s; nothing here
-calls a model or writes a summary, a map row or a host record. `lint_firm`
+Each check (statements.py, freshness.py, mapping.py, notes.py) reads one firm in a fixed
+number of queries, whatever its size (notes.py: a fixed number per case whose summary cites
+a note), and returns `Finding`s; nothing here calls a model or writes a summary, a map row or a host record. `lint_firm`
 stores the findings as the firm's one lint run, replacing the previous one.
 Admin enqueues the mechanical fixes (admin_lint.py).
 """
@@ -19,7 +19,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from graph_memory.adapter import firm_model, get_adapter
-from graph_memory.lint import freshness, mapping, statements
+from graph_memory.lint import freshness, mapping, notes, statements
 from graph_memory.lint.findings import Finding
 from graph_memory.models import LintFinding, LintRun
 
@@ -35,6 +35,7 @@ CHECKS: tuple[tuple[str, Callable[..., list[Finding]]], ...] = (
     (LintFinding.Kind.MAP_DRIFT, mapping.map_drift),
     (LintFinding.Kind.PARTY_HYGIENE, mapping.party_hygiene),
     (LintFinding.Kind.SEARCH_GAP, freshness.search_gaps),
+    (LintFinding.Kind.CROSSING_NOTE, notes.crossing_notes),
 )
 _ERROR_MAX = 500
 

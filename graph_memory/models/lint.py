@@ -39,6 +39,7 @@ class LintFinding(models.Model):
         MAP_DRIFT = "map_drift", "Map drift"
         PARTY_HYGIENE = "party_hygiene", "Party hygiene"
         SEARCH_GAP = "search_gap", "Search gap"
+        CROSSING_NOTE = "crossing_note", "Note crossing the wall"
 
     class Severity(models.TextChoices):
         HIGH = "high", "High"

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db.models import Case as SqlCase
 from django.db.models import (
@@ -152,6 +153,12 @@ class MattersMemoryAdapter(MemoryAdapter):
     def member_case_ids(self, viewer: Any) -> QuerySet[Any]:
         assigned = Assignment.objects.filter(attorney_id=viewer.pk).values("matter_id")
         return Matter.objects.filter(Q(lead_id=viewer.pk) | Q(pk__in=assigned)).values("pk")
+
+    def case_member_ids(self, *, case_id: int) -> QuerySet[Any]:
+        # The reverse, for the write-back guard: who may open this matter (its lead and its team).
+        assigned = Assignment.objects.filter(matter_id=case_id).values("attorney_id")
+        led = Matter.objects.filter(pk=case_id).values("lead_id")
+        return get_user_model().objects.filter(Q(pk__in=assigned) | Q(pk__in=led)).values("pk")
 
     # --- display and search -------------------------------------------------------------------
 
