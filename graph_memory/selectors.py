@@ -110,7 +110,7 @@ def node_get(*, viewer: Any, node_id: Any) -> Node:
         node = Node.objects.filter(pk=pk, firm_id=firm_id).filter(_reachable(viewer)).first()
     else:  # from the viewer's cases: a hidden node costs what an unknown id does
         visible_sql, visible_params = access.visible_case_ids_sql(viewer)
-        sql, params = walled_reads.NODE, [pk, firm_id, *visible_params, *visible_params, pk, pk, pk, firm_id]
+        sql, params = walled_reads.NODE, [pk, firm_id, *visible_params, *visible_params, pk, firm_id, pk, firm_id]
         if sight.enabled():  # from their sight while it is current (graph_memory.sight)
             columns = ", ".join(_NODE_COLUMNS)  # the model's own (the node table has one more)
             sighted = (f"SELECT {columns} FROM ({walled_reads.SIGHT_NODE}) n", [pk, firm_id, *visible_params, firm_id, pk, *visible_params])
@@ -189,7 +189,7 @@ def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit:
         sql, params = _WALK_SQL, [pk, firm_id, firm_id, firm_id, kind, kind, *visible_params, limit + 1, *visible_params]
     else:  # from the viewer's cases (walled_reads)
         sql = walled_reads.WALK
-        params = [pk, firm_id, *visible_params, *visible_params, firm_id, pk, pk, pk, firm_id, kind, kind, limit + 1]
+        params = [pk, firm_id, *visible_params, *visible_params, firm_id, pk, firm_id, pk, firm_id, kind, kind, limit + 1]
         if sight.enabled():  # or from their sight while it is current
             sighted = (walled_reads.SIGHT_WALK, [pk, firm_id, firm_id, pk, *visible_params, firm_id, kind, kind, limit + 1])
     rows = _rows(viewer, (sql, params), sighted, columns=7, visible_sql=visible_sql)

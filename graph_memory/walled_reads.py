@@ -42,12 +42,16 @@ PARTY_EDGES = f"('{Edge.Kind.FOR_CLIENT.value}', '{Edge.Kind.AGAINST.value}')"
 # The viewer's cases, listed once. Params: the access statement's.
 _VIS = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) v(id))"
 
-# The edges between node %s and the viewer's cases: one probe of the edge table's
-# (case, kind, source, target) index per visible case, whether or not the node exists.
-# Params: the node id three times, firm id.
+# The edges between node %s and the viewer's cases: per visible case, one probe for the edges leaving the
+# node and one for those reaching it (no edge joins a node to itself), whether or not the node exists. Two
+# exact probes rather than one `source OR target`, which the planner may answer by reading every edge of
+# the case instead, or not, as the firm's statistics (hidden rows included) lean: in a partition of its own
+# they lean more. Params: node id, firm id, node id, firm id.
 _EDGES_OF_NODE = f"""
-    SELECT e.kind, e.case_id, CASE WHEN e.source_id = %s THEN e.target_id ELSE e.source_id END AS other
-    FROM {E} e WHERE e.case_id = vis.id AND (e.source_id = %s OR e.target_id = %s) AND e.firm_id = %s OFFSET 0
+    SELECT e.kind, e.case_id, e.target_id AS other FROM {E} e WHERE e.case_id = vis.id AND e.source_id = %s AND e.firm_id = %s
+    UNION ALL
+    SELECT e.kind, e.case_id, e.source_id FROM {E} e WHERE e.case_id = vis.id AND e.target_id = %s AND e.firm_id = %s
+    OFFSET 0
 """
 
 # A walk's answer from `me` (the node) and `mine` (its edges the viewer reaches, with the node at
@@ -68,7 +72,7 @@ WHERE EXISTS (SELECT 1 FROM mine)
 # belongs to that case): one probe of the wall. From any other id (another kind of node, a case
 # node they may not open, or no node at all) the edges between it and each visible case: the
 # same work whether the id is hidden or unknown. Then the page, sorted.
-# Params: node id, firm id, access, access, firm id, node id x3, firm id, kind, kind, limit + 1.
+# Params: node id, firm id, access, access, firm id, node id, firm id, node id, firm id, kind, kind, limit + 1.
 WALK = f"""
 WITH me AS (SELECT id, kind, label, ref_id FROM {N} WHERE id = %s AND firm_id = %s),
 open_case AS (
@@ -88,7 +92,7 @@ mine AS (
 # A node if the viewer reaches it, by the walk's rule (stopping at the first visible edge).
 # The reachability test is uncorrelated, so PostgreSQL runs it before it reads the node:
 # a hidden node and an unknown id cost the same.
-# Params: node id, firm id, access, [access, node id x3, firm id].
+# Params: node id, firm id, access, [access, node id, firm id, node id, firm id].
 NODE = f"""
 WITH me AS (SELECT * FROM {N} WHERE id = %s AND firm_id = %s),
 open_case AS (
@@ -105,7 +109,7 @@ SELECT me.* FROM me WHERE EXISTS (SELECT 1 FROM reached)
 """
 
 # The ids of the viewer's cases with an edge to node %s (a brief's cases).
-# Params: access, node id x3, firm id.
+# Params: access, node id, firm id, node id, firm id.
 CASES_OF_NODE = f"""
 WITH {_VIS}
 SELECT DISTINCT e.case_id FROM vis CROSS JOIN LATERAL ({_EDGES_OF_NODE}) e
