@@ -200,10 +200,10 @@ def _cases_of(viewer: Any, node: Node) -> QuerySet[Any]:
     if node.kind == Node.Kind.CASE:
         return access.visible_case(viewer, case_id=node.ref_id)
     if access.sees_whole_firm(viewer):
-        edges = Edge.objects.filter(Q(source_id=node.pk) | Q(target_id=node.pk)).values("case_id")
+        edges = Edge.objects.filter(Q(source_id=node.pk) | Q(target_id=node.pk), firm_id=node.firm_id).values("case_id")
         return access.visible_cases(viewer).filter(pk__in=edges)
     visible_sql, visible_params = access.visible_case_ids_sql(viewer)
-    connected, params = walled_reads.CASES_OF_NODE, [*visible_params, node.pk, node.pk, node.pk]
+    connected, params = walled_reads.CASES_OF_NODE, [*visible_params, node.pk, node.firm_id, node.pk, node.firm_id]
     if sight.enabled():  # or from the sight while it is built
         sighted = (walled_reads.SIGHT_CASES_OF_NODE, [access.viewer_firm_id(viewer), node.pk, *visible_params])
         connected, params = sight.gated(viewer, sighted=sighted, walled=(connected, params))

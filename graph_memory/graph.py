@@ -278,13 +278,14 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
     """
     changes = GraphChanges()
     with_sql, with_params = _wanted(firm_id=firm_id, case_id=case_id)
-    edge_scope = "e.case_id = %s" if case_id is not None else "e.firm_id = %s"
-    scope_param = case_id if case_id is not None else firm_id
+    # The firm always: the edge table is partitioned by it (migration 0020), so a case's edges are in its partition.
+    edge_scope = "e.firm_id = %s AND e.case_id = %s" if case_id is not None else "e.firm_id = %s"
+    scope_params = [firm_id, case_id] if case_id is not None else [firm_id]
     with connection.cursor() as cursor:
         cursor.execute(
             f"{with_sql} DELETE FROM {E} e WHERE {edge_scope} AND NOT EXISTS (SELECT 1 FROM we WHERE {_SAME_EDGE}) "
             "RETURNING e.source_id, e.target_id",
-            [*with_params, scope_param],
+            [*with_params, *scope_params],
         )
         freed = sorted({node for row in cursor.fetchall() for node in row})
         changes.edges_removed = cursor.rowcount
@@ -305,9 +306,9 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
             changes.nodes_removed = cursor.rowcount
         elif freed:
             # Only nodes this case let go of can have become orphans.
-            cursor.execute(f"DELETE FROM {N} n WHERE n.id = ANY(%s::uuid[]) AND {_NO_EDGE}", [freed])
+            cursor.execute(f"DELETE FROM {N} n WHERE n.id = ANY(%s::uuid[]) AND n.firm_id = %s AND {_NO_EDGE}", [freed, firm_id])
             changes.nodes_removed = cursor.rowcount
-        cursor.execute(f"SELECT count(*) FROM {E} e WHERE {edge_scope}", [scope_param])
+        cursor.execute(f"SELECT count(*) FROM {E} e WHERE {edge_scope}", scope_params)
         changes.unchanged = wanted_nodes - changes.nodes_added - changes.nodes_updated + cursor.fetchone()[0] - changes.edges_added
     return changes
 

@@ -78,8 +78,8 @@ def _kind(kind: str | None) -> str | None:
 
 
 def _visible_edges(viewer: Any) -> QuerySet[Edge]:
-    """Edges of the cases this viewer may open (lazy; used inside other queries)."""
-    return Edge.objects.filter(case_id__in=access.visible_case_ids(viewer))
+    """Edges of the cases this viewer may open (lazy; used inside other queries), in their firm's partition."""
+    return Edge.objects.filter(firm_id=access.viewer_firm_id(viewer), case_id__in=access.visible_case_ids(viewer))
 
 
 def _reachable(viewer: Any) -> Exists:
@@ -110,7 +110,7 @@ def node_get(*, viewer: Any, node_id: Any) -> Node:
         node = Node.objects.filter(pk=pk, firm_id=firm_id).filter(_reachable(viewer)).first()
     else:  # from the viewer's cases: a hidden node costs what an unknown id does
         visible_sql, visible_params = access.visible_case_ids_sql(viewer)
-        sql, params = walled_reads.NODE, [pk, firm_id, *visible_params, *visible_params, pk, pk, pk]
+        sql, params = walled_reads.NODE, [pk, firm_id, *visible_params, *visible_params, pk, firm_id, pk, firm_id]
         if sight.enabled():  # from their sight while it is current (graph_memory.sight)
             columns = ", ".join(_NODE_COLUMNS)  # the model's own (the node table has one more)
             sighted = (f"SELECT {columns} FROM ({walled_reads.SIGHT_NODE}) n", [pk, firm_id, *visible_params, firm_id, pk, *visible_params])
@@ -151,9 +151,9 @@ def _visible(case_id: str) -> str:
 _WALK_SQL = f"""
 WITH me AS (SELECT id, kind, label FROM {N} WHERE id = %s AND firm_id = %s),
 mine AS (
-    SELECT e.kind, e.case_id, e.target_id AS other FROM me JOIN {E} e ON e.source_id = me.id
+    SELECT e.kind, e.case_id, e.target_id AS other FROM me JOIN {E} e ON e.source_id = me.id AND e.firm_id = %s
     UNION ALL
-    SELECT e.kind, e.case_id, e.source_id FROM me JOIN {E} e ON e.target_id = me.id
+    SELECT e.kind, e.case_id, e.source_id FROM me JOIN {E} e ON e.target_id = me.id AND e.firm_id = %s
 )
 SELECT me.id, me.kind, me.label, page.id, page.kind, page.label, page.edge
 FROM me
@@ -186,12 +186,12 @@ def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit:
     firm_id = access.viewer_firm_id(viewer)
     sighted = None
     if access.sees_whole_firm(viewer):
-        sql, params = _WALK_SQL, [pk, firm_id, kind, kind, *visible_params, limit + 1, *visible_params]
+        sql, params = _WALK_SQL, [pk, firm_id, firm_id, firm_id, kind, kind, *visible_params, limit + 1, *visible_params]
     else:  # from the viewer's cases (walled_reads)
         sql = walled_reads.WALK
-        params = [pk, firm_id, *visible_params, *visible_params, pk, pk, pk, kind, kind, limit + 1]
+        params = [pk, firm_id, *visible_params, *visible_params, firm_id, pk, firm_id, pk, firm_id, kind, kind, limit + 1]
         if sight.enabled():  # or from their sight while it is current
-            sighted = (walled_reads.SIGHT_WALK, [pk, firm_id, firm_id, pk, *visible_params, kind, kind, limit + 1])
+            sighted = (walled_reads.SIGHT_WALK, [pk, firm_id, firm_id, pk, *visible_params, firm_id, kind, kind, limit + 1])
     rows = _rows(viewer, (sql, params), sighted, columns=7, visible_sql=visible_sql)
     if not rows:
         raise access.NotFound
@@ -232,7 +232,7 @@ SELECT n.id, n.kind, n.label FROM (
     ORDER BY prefix DESC, label, id OFFSET 0
 ) n
 CROSS JOIN LATERAL (
-    SELECT 1 FROM {E} e {_visible("e.case_id")} WHERE e.source_id = n.id OR e.target_id = n.id LIMIT 1
+    SELECT 1 FROM {E} e {_visible("e.case_id")} WHERE (e.source_id = n.id OR e.target_id = n.id) AND e.firm_id = %s LIMIT 1
 ) seen
 ORDER BY n.prefix DESC, n.label, n.id
 LIMIT %s
@@ -255,10 +255,11 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
     sighted = None
     if access.sees_whole_firm(viewer):
         sql = _LOOKUP_SQL
-        params = [f"{pattern}%", firm_id, lookup_query(firm_id, key), f"%{pattern}%", kind, kind, *visible_params, limit + 1]
+        params = [f"{pattern}%", firm_id, lookup_query(firm_id, key), f"%{pattern}%", kind, kind, *visible_params, firm_id,
+                  limit + 1]
     else:  # from the viewer's cases (walled_reads)
         sql = walled_reads.LOOKUP
-        params = [*visible_params, f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, limit + 1]
+        params = [*visible_params, firm_id, f"{pattern}%", firm_id, f"%{pattern}%", kind, kind, limit + 1]
         if sight.enabled():  # or from their sight while it is current
             sighted = (walled_reads.SIGHT_LOOKUP, [f"{pattern}%", lookup_query(names.HOLDER_MARK, key), firm_id,
                                                    f"%{pattern}%", kind, kind, *visible_params, limit + 1])  # fmt: skip
@@ -294,7 +295,10 @@ candidate AS (
 ),
 seen AS (
     SELECT c.* FROM candidate c
-    WHERE EXISTS (SELECT 1 FROM {E} e {_visible("e.case_id")} WHERE e.target_id = c.id AND e.kind IN {walled_reads.PARTY_EDGES})
+    WHERE EXISTS (
+        SELECT 1 FROM {E} e {_visible("e.case_id")}
+        WHERE e.target_id = c.id AND e.kind IN {walled_reads.PARTY_EDGES} AND e.firm_id = %s
+    )
     ORDER BY c.exact DESC, c.words DESC, c.label, c.id
     LIMIT %s
 )
@@ -302,7 +306,7 @@ SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.
 FROM seen s CROSS JOIN LATERAL (
     SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {_visible("e.case_id")}
     CROSS JOIN LATERAL (SELECT c.id, c.kind, c.label FROM {N} c WHERE c.id = e.source_id OFFSET 0) c
-    WHERE e.target_id = s.id AND e.kind IN {walled_reads.PARTY_EDGES}
+    WHERE e.target_id = s.id AND e.kind IN {walled_reads.PARTY_EDGES} AND e.firm_id = %s
     ORDER BY c.label, c.id, e.kind LIMIT %s
 ) m
 """
@@ -368,18 +372,19 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         found, found_params = _conflict_probes(query.index_groups(firm_id))
         sql = _CONFLICT_SQL.replace("{found}", found)
         params = [*found_params, firm_id, query.key, query.key, words, firm_id,
-                  *visible_params, CONFLICT_CANDIDATES + 1, *visible_params, limit + 1]  # fmt: skip
+                  *visible_params, firm_id, CONFLICT_CANDIDATES + 1, *visible_params, firm_id, limit + 1]  # fmt: skip
     else:  # from the parties of the viewer's cases (walled_reads)
         sql = walled_reads.CONFLICTS
         wanted = _wanted(query, firm_id)
-        params = [*wanted, *visible_params, firm_id, wanted[0], query.key, query.key, words,
+        params = [*wanted, *visible_params, firm_id, firm_id, wanted[0], query.key, query.key, words,
                   CONFLICT_CANDIDATES + 1, limit + 1]  # fmt: skip
         if sight.enabled():  # or from the parties in their sight while it is current, by their strings' numbers
             # Per reading, per word the numbers of its strings; the exact key as a reading of one word.
             readings = [*query.index_groups(firm_id), [[names.exact_string(firm_id, query.key)]]]
             probes = [p for reading in readings for p in ([[names.variant_hash(v) for v in w] for w in reading] + [firm_id])]
             sighted = (walled_reads.sight_conflicts([len(reading) for reading in readings]),
-                       [*probes, firm_id, query.key, words, CONFLICT_CANDIDATES + 1, firm_id, *visible_params, limit + 1])  # fmt: skip
+                       [*probes, firm_id, query.key, words, CONFLICT_CANDIDATES + 1, firm_id, firm_id, *visible_params,
+                        limit + 1])  # fmt: skip
     rows = _rows(viewer, (sql, params), sighted, columns=9, visible_sql=visible_sql)
     parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}
     for p_id, p_kind, p_label, p_key, p_lookup, c_id, c_kind, c_label, edge in rows:

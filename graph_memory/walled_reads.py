@@ -12,7 +12,9 @@ Every join to a table whose hidden rows could be scanned is a LATERAL
 subquery with OFFSET 0: PostgreSQL must run it as a nested loop driven by the
 visible side, whatever its statistics say about the size of the firm. `{visible}`
 is the access statement, formatted in by the caller; parameters are listed per
-statement.
+statement. Every scan of the edge and sight tables names the viewer's firm as a
+parameter (a constant by the time PostgreSQL plans it), so it reads the firm's
+partition only (migration 0020; tests/test_partitions.py).
 
 On a host that grants through django-guardian the SIGHT_ statements at the end
 answer the same reads from the rows of graph_memory_sight that the viewer's
@@ -40,12 +42,16 @@ PARTY_EDGES = f"('{Edge.Kind.FOR_CLIENT.value}', '{Edge.Kind.AGAINST.value}')"
 # The viewer's cases, listed once. Params: the access statement's.
 _VIS = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) v(id))"
 
-# The edges between node %s and the viewer's cases: one probe of the edge table's
-# (case, kind, source, target) index per visible case, whether or not the node exists.
-# Params: the node id three times.
+# The edges between node %s and the viewer's cases: per visible case, one probe for the edges leaving the
+# node and one for those reaching it (no edge joins a node to itself), whether or not the node exists. Two
+# exact probes rather than one `source OR target`, which the planner may answer by reading every edge of
+# the case instead, or not, as the firm's statistics (hidden rows included) lean: in a partition of its own
+# they lean more. Params: node id, firm id, node id, firm id.
 _EDGES_OF_NODE = f"""
-    SELECT e.kind, e.case_id, CASE WHEN e.source_id = %s THEN e.target_id ELSE e.source_id END AS other
-    FROM {E} e WHERE e.case_id = vis.id AND (e.source_id = %s OR e.target_id = %s) OFFSET 0
+    SELECT e.kind, e.case_id, e.target_id AS other FROM {E} e WHERE e.case_id = vis.id AND e.source_id = %s AND e.firm_id = %s
+    UNION ALL
+    SELECT e.kind, e.case_id, e.source_id FROM {E} e WHERE e.case_id = vis.id AND e.target_id = %s AND e.firm_id = %s
+    OFFSET 0
 """
 
 # A walk's answer from `me` (the node) and `mine` (its edges the viewer reaches, with the node at
@@ -66,7 +72,7 @@ WHERE EXISTS (SELECT 1 FROM mine)
 # belongs to that case): one probe of the wall. From any other id (another kind of node, a case
 # node they may not open, or no node at all) the edges between it and each visible case: the
 # same work whether the id is hidden or unknown. Then the page, sorted.
-# Params: node id, firm id, access, [access, node id x3], kind, kind, limit + 1.
+# Params: node id, firm id, access, access, firm id, node id, firm id, node id, firm id, kind, kind, limit + 1.
 WALK = f"""
 WITH me AS (SELECT id, kind, label, ref_id FROM {N} WHERE id = %s AND firm_id = %s),
 open_case AS (
@@ -76,7 +82,7 @@ open_case AS (
 {_VIS},
 mine AS (
     SELECT e.kind, e.case_id, CASE WHEN e.source_id = oc.id THEN e.target_id ELSE e.source_id END AS other
-    FROM open_case oc CROSS JOIN LATERAL (SELECT * FROM {E} e WHERE e.case_id = oc.ref_id OFFSET 0) e
+    FROM open_case oc CROSS JOIN LATERAL (SELECT * FROM {E} e WHERE e.case_id = oc.ref_id AND e.firm_id = %s OFFSET 0) e
     UNION ALL
     SELECT e.kind, e.case_id, e.other FROM vis CROSS JOIN LATERAL ({_EDGES_OF_NODE}) e
     WHERE NOT EXISTS (SELECT 1 FROM open_case)
@@ -86,7 +92,7 @@ mine AS (
 # A node if the viewer reaches it, by the walk's rule (stopping at the first visible edge).
 # The reachability test is uncorrelated, so PostgreSQL runs it before it reads the node:
 # a hidden node and an unknown id cost the same.
-# Params: node id, firm id, access, [access, node id x3].
+# Params: node id, firm id, access, [access, node id, firm id, node id, firm id].
 NODE = f"""
 WITH me AS (SELECT * FROM {N} WHERE id = %s AND firm_id = %s),
 open_case AS (
@@ -103,19 +109,19 @@ SELECT me.* FROM me WHERE EXISTS (SELECT 1 FROM reached)
 """
 
 # The ids of the viewer's cases with an edge to node %s (a brief's cases).
-# Params: access, node id x3.
+# Params: access, node id, firm id, node id, firm id.
 CASES_OF_NODE = f"""
 WITH {_VIS}
 SELECT DISTINCT e.case_id FROM vis CROSS JOIN LATERAL ({_EDGES_OF_NODE}) e
 """
 
 # Name lookup: the nodes at either end of the visible cases' edges, then the name test.
-# Params: access, prefix pattern, firm id, pattern, kind, kind, limit + 1.
+# Params: access, firm id, prefix pattern, firm id, pattern, kind, kind, limit + 1.
 LOOKUP = f"""
 WITH {_VIS},
 ends AS MATERIALIZED (
     SELECT DISTINCT x.id FROM vis
-    CROSS JOIN LATERAL (SELECT e.source_id, e.target_id FROM {E} e WHERE e.case_id = vis.id OFFSET 0) e
+    CROSS JOIN LATERAL (SELECT e.source_id, e.target_id FROM {E} e WHERE e.case_id = vis.id AND e.firm_id = %s OFFSET 0) e
     CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
 )
 SELECT n.id, n.kind, n.label FROM ends CROSS JOIN LATERAL (
@@ -182,14 +188,14 @@ ORDER BY m.party, m.n
 # looked up in the query's strings as a constant array (which PostgreSQL hashes once), and only
 # the hits are joined to their readings. The GIN index over the whole firm is not used: it would
 # hand over hidden parties.
-# Params: variants, readings, words, access, firm id, variants, key, key, word patterns, cap + 1, limit + 1.
+# Params: variants, readings, words, access, firm id, firm id, variants, key, key, word patterns, cap + 1, limit + 1.
 CONFLICTS = f"""
 WITH {_WANTED.format(type="text").strip()},
 {_VIS},
 link AS MATERIALIZED (
     SELECT e.target_id AS party, e.source_id AS case_node, e.kind AS edge FROM vis CROSS JOIN LATERAL (
         SELECT e.target_id, e.source_id, e.kind FROM {E} e
-        WHERE e.case_id = vis.id AND e.kind IN {PARTY_EDGES} OFFSET 0
+        WHERE e.case_id = vis.id AND e.kind IN {PARTY_EDGES} AND e.firm_id = %s OFFSET 0
     ) e
 ),
 party AS MATERIALIZED (
@@ -224,13 +230,14 @@ WHERE (me.kind = '{CASE}' AND EXISTS (SELECT 1 FROM ({{visible}}) v(id) WHERE v.
 """
 
 # The wall is probed once per case of the node, before its edges are read: a case node's walk
-# reads one row and its several edges. Params: node id, firm id, firm id, node id, access, kind, kind, limit + 1.
+# reads one row and its several edges. Params: node id, firm id, firm id, node id, access, firm id, kind, kind, limit + 1.
 SIGHT_WALK = f"""
 WITH me AS (SELECT id, kind, label FROM {N} WHERE id = %s AND firm_id = %s),
 mine AS (
     SELECT e.kind, e.case_id, CASE WHEN e.source_id = s.node_id THEN e.target_id ELSE e.source_id END AS other
     FROM {_NODE_CASES} {_STILL_OPEN.format(case="s.case_id")} CROSS JOIN LATERAL (
-        SELECT * FROM {E} e WHERE e.case_id = s.case_id AND (e.source_id = s.node_id OR e.target_id = s.node_id) OFFSET 0
+        SELECT * FROM {E} e
+        WHERE e.case_id = s.case_id AND (e.source_id = s.node_id OR e.target_id = s.node_id) AND e.firm_id = %s OFFSET 0
     ) e
 )
 {_WALK_PAGE}"""
@@ -267,7 +274,7 @@ LIMIT %s
 # hold every word, never each party that holds one (a word's initial, "^b", is held by thousands); the
 # exact key is a reading of one word. No other holder's party is read; the parties found are then joined
 # to their cases. `sight_conflicts(shape)`: the statement for readings of shape[r] words each.
-# Params: per reading, per word its numbers, then firm id; firm id, key, word patterns, cap + 1, firm id, access, limit + 1.
+# Params: per reading, per word its numbers, then firm id; firm id, key, word patterns, cap + 1, firm id, firm id, access, limit + 1.
 _SIGHT_HOLDS = f"s.variants && ARRAY(SELECT v # {HOLDER_HASH.format(holder='h.h')} FROM unnest(%s::int[]) v)"
 
 
@@ -288,7 +295,7 @@ link AS (
         SELECT DISTINCT s.node_id, s.case_id FROM {S} s WHERE {_MINE} AND s.node_id = x.id OFFSET 0
     ) s CROSS JOIN LATERAL (
         SELECT e.source_id, e.kind FROM {E} e
-        WHERE e.case_id = s.case_id AND e.target_id = s.node_id AND e.kind IN {PARTY_EDGES} OFFSET 0
+        WHERE e.case_id = s.case_id AND e.target_id = s.node_id AND e.kind IN {PARTY_EDGES} AND e.firm_id = %s OFFSET 0
     ) e {_STILL_OPEN.format(case="s.case_id")}
 )
 {_CONFLICT_PAGE.strip()}

@@ -109,7 +109,7 @@ def party_hygiene(*, firm_id: int) -> list[Finding]:
     kind = LintFinding.Kind.PARTY_HYGIENE
     floor = float(conf.get("LINT_NEAR_DUPLICATE_MIN_SIMILARITY"))
     cases = (
-        Edge.objects.filter(target_id=OuterRef("pk"))
+        Edge.objects.filter(firm_id=firm_id, target_id=OuterRef("pk"))
         .order_by()
         .values("target_id")
         .annotate(ids=ArrayAgg("case_id", order_by="case_id"))

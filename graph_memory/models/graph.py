@@ -84,8 +84,11 @@ class Edge(models.Model):
 
     class Meta:
         ordering = ["case", "kind", "source", "target"]
+        # The firm is in the unique constraint (and, in the database only, in the primary key: (id, firm_id))
+        # because the table is hash-partitioned by it (migration 0020, docs/SCALE.md): PostgreSQL wants the
+        # partition key in both. An edge's case has one firm, so neither is looser than without it.
         constraints = [
-            models.UniqueConstraint(fields=["case", "kind", "source", "target"], name="gm_edge_unique"),
+            models.UniqueConstraint(fields=["case", "kind", "source", "target", "firm"], name="gm_edge_unique"),
         ]
         indexes = [
             models.Index(fields=["source", "case"], name="gm_edge_source_case"),

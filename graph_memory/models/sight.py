@@ -25,6 +25,9 @@ They are an index of the wall, never the wall itself:
   answers from the cases the viewer may open, as before;
 - every row a read returns is checked once more against the wall itself.
 Firm admins have none: nothing of their firm is hidden from them.
+
+The table is hash-partitioned by `firm_id` (migration 0020, docs/SCALE.md): every read names the firm, so it
+reads one partition, and its indexes are that partition's.
 """
 
 from __future__ import annotations
@@ -70,7 +73,9 @@ class Sight(models.Model):
     (the group's id, negated): the two kinds of grant django-guardian keeps.
     """
 
-    pk = models.CompositePrimaryKey("holder", "node_id", "case_id")
+    # The firm is in the key because the table is hash-partitioned by it (migration 0020: PostgreSQL wants the
+    # partition key in every primary key); a (holder, node, case) is of one firm, so the key is no wider in effect.
+    pk = models.CompositePrimaryKey("holder", "node_id", "case_id", "firm_id")
     holder = models.BigIntegerField(help_text="A user's id, or a group's id negated.")
     node_id = models.UUIDField()
     case = models.ForeignKey(
