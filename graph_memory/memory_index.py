@@ -93,8 +93,8 @@ def _rows(viewer: Any, fetch: int) -> list[dict[str, Any]]:
         # Over the visible cases only, before the slice: what the cap leaves out is counted honestly.
         total = Window(Count("pk"))
     rows = (
-        # The summary of each case through the firm's own rows (its firm filter lets PostgreSQL read
-        # them from the index that holds when each was written and went stale, never every firm's summaries).
+        # The summary of each case among the firm's own (with the firm in the join, PostgreSQL reads
+        # that firm's summaries; without it, it scanned every firm's: a firm's index then slowed beside others).
         visible.annotate(gm_summary=FilteredRelation("memory_summary", condition=Q(memory_summary__firm_id=firm_id)))
         .annotate(
             i_reference=header["reference"],
