@@ -441,6 +441,7 @@ def _add_word_ranking(
     """
     vis_sql, vis_params = visible
     firm_id = access.viewer_firm_id(viewer)
+    whole_firm = access.sees_whole_firm(viewer)
 
     def matches(summaries: str, gate: str) -> tuple[str, list[Any]]:
         return (
@@ -459,9 +460,7 @@ def _add_word_ranking(
 
     order = "m.found DESC, m.rank_cd DESC, m.case_id"
     # The firm's matches in rank order, each probed against the wall.
-    probed_sql, probed_params = matches(
-        f"{S} s", "true" if access.sees_whole_firm(viewer) else "NOT (SELECT n.exact FROM n)"
-    )
+    probed_sql, probed_params = matches(f"{S} s", "true" if whole_firm else "NOT (SELECT n.exact FROM n)")
     probed = (
         f"""SELECT m.case_id, m.found, m.rank_cd
             FROM ({probed_sql} ORDER BY found DESC, rank_cd DESC, case_id OFFSET 0) AS m
@@ -469,7 +468,7 @@ def _add_word_ranking(
             ORDER BY {order} LIMIT %s""",
         [*probed_params, *vis_params, depth],
     )
-    if access.sees_whole_firm(viewer):
+    if whole_firm:
         ranked = probed
     else:
         # Exactly one of the two runs: each is gated on `n.exact` (a one-time filter: the other is never started).
