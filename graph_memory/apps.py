@@ -30,8 +30,9 @@ class GraphMemoryConfig(AppConfig):
             adapter = get_adapter()
         except ImproperlyConfigured:
             return  # E033 names the problem; nothing can be watched without an adapter
-        # The sight's triggers are the wall's index: installed whatever the host's receivers do.
-        post_migrate.connect(_install_sight_triggers, sender=self)
+        # The sight's triggers are the wall's index: installed (or, with the sight off, removed) after every
+        # migrate, whatever the host's receivers do.
+        post_migrate.connect(_sync_sight_triggers, sender=self)
         try:
             changes = adapter.changes()
         except Exception:
@@ -41,13 +42,16 @@ class GraphMemoryConfig(AppConfig):
         signals.connect(changes)
 
 
-def _install_sight_triggers(using: str, **_: Any) -> None:
+def _sync_sight_triggers(using: str, **_: Any) -> None:
     """After every migrate (and flush): the triggers that keep the sight current (graph_memory.sight), and
-    its rows, when a TRUNCATE or the migration that made the tables left them unbuilt."""
-    from graph_memory import sight
+    its rows, when a TRUNCATE or the migration that made the tables left them unbuilt; with the sight off,
+    none (graph_memory.triggers). Migrated back to before the sight, the last migration's reverse took them."""
+    from graph_memory import sight, triggers
     from graph_memory.models import SightState
 
-    if SightState._meta.db_table in connections[using].introspection.table_names() and sight.install(using=using):
+    if SightState._meta.db_table not in connections[using].introspection.table_names():
+        return
+    if triggers.sync(sight.TRIGGERS, using=using):
         with connections[using].cursor() as cursor:
             cursor.execute(sight.FRESH)
             if not cursor.fetchone()[0]:

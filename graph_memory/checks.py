@@ -47,7 +47,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         return [checks.Error(f"GRAPH_MEMORY environment override is not a number: {exc}", id="graph_memory.E001")]
     positive = [key for key in conf.DEFAULTS if key.startswith("CONTEXT_MAX_")]
     positive += ["PAGE_DEFAULT", "PAGE_MAX", "QUERY_MAX_CHARS", "CONTEXT_ITEM_MAX_CHARS", "NIGHTLY_BATCH_SIZE"]
-    positive += ["SEARCH_EXACT_MAX", "SEARCH_EF_SEARCH", "SEARCH_FIRM_INDEX_MIN", "SEARCH_FIRM_EF_SEARCH"]
+    positive += ["VISIBLE_FIRST_MAX", "SEARCH_EXACT_MAX", "SEARCH_EF_SEARCH", "SEARCH_FIRM_INDEX_MIN", "SEARCH_FIRM_EF_SEARCH"]
     for key in positive:
         if not isinstance(values[key], int) or values[key] < 1:
             errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a positive integer", id="graph_memory.E002"))
@@ -227,10 +227,21 @@ def check_sight_triggers(app_configs: Any = None, databases: Any = None, **kwarg
     if not _asked(alias, databases) or connections[alias].vendor != "postgresql":
         return []
     try:
-        if not sight.enabled() or SightState._meta.db_table not in connections[alias].introspection.table_names():
-            return []  # off, or not migrated yet (migrate installs them)
+        if SightState._meta.db_table not in connections[alias].introspection.table_names():
+            return []  # not migrated yet (migrate installs them)
+        on = sight.enabled()
     except ImproperlyConfigured:
         return []  # E033 names the adapter problem
+    if not on:
+        # Left from when it was on: every grant and summary write still pays them, for rows no read trusts.
+        unwanted = sight.unwanted_triggers()
+        return [checks.Error(
+            f"{len(unwanted)} trigger(s) of lawyers' sight are installed in database {alias!r} while the sight "
+            f"is off: {', '.join(unwanted[:3])}{' ...' if len(unwanted) > 3 else ''}",
+            hint="Run python manage.py migrate (it removes them while the sight is off), or "
+                 "python manage.py memory_sight triggers uninstall.",
+            id="graph_memory.E039",
+        )] if unwanted else []  # fmt: skip
     missing = sight.missing_triggers()
     if not missing:
         return []

@@ -110,11 +110,16 @@ DEFAULTS: dict[str, Any] = {
     # other model; None: meaning alone never qualifies a hit, and `manage.py check` warns, W040); JSON in
     # the environment. The local model's floor is measured by bench/bench_search.py (docs/BENCHMARKS.md).
     "SEARCH_MIN_SIMILARITY": {"local:all-MiniLM-L6-v2": 0.33, "*": None},
-    # Lawyers' walks, lookups, conflict checks and briefs read the sight: the nodes of the cases each
-    # grant opens, per user or group granted, kept beside the map row by row by triggers
-    # (graph_memory/sight.py; hosts that grant through django-guardian only), so a read costs what it
-    # finds, not how many cases they may open. False: from the cases they may open every time.
+    # Lawyers' walks, lookups and briefs read the sight: the nodes of the cases each grant opens, per
+    # user or group granted, kept beside the map row by row by triggers (graph_memory/sight.py; hosts
+    # that grant through django-guardian only), so a read costs what it finds, not how many cases they
+    # may open. False: from the cases they may open every time.
     "LAWYER_SIGHT": True,
+    # A lawyer who may open at most this many cases gets a conflict check that starts from the parties of
+    # their cases: its time follows what they may see, and a hidden party costs nothing. Past it, the check
+    # starts from the firm's matching parties, as a firm admin's does, and probes the wall for each; its
+    # time then grows with the firm's matches, hidden ones included (docs/SECURITY.md, "Timing side channels").
+    "VISIBLE_FIRST_MAX": 1000,
     # --- The nightly refresh ---
     # When `setup_memory_schedule` schedules the nightly refresh (crontab, UTC). A bad one is E020.
     "NIGHTLY_CRONTAB": "0 2 * * *",

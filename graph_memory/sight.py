@@ -35,11 +35,10 @@ from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
-from graph_memory import access, conf
+from graph_memory import access, conf, triggers
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import Edge, Node, Sight, SightCase, SightState
-from graph_memory.models.graph import PARTY_HASHES_COLUMN
-from graph_memory.walled_reads import HOLDER_HASH, PARTY_KINDS
+from graph_memory.triggers import Trigger, TriggerSet
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +54,7 @@ N, E = Node._meta.db_table, Edge._meta.db_table
 # have no index) stay; tests/test_sight.py checks every statement has an index path.
 INDEXED = "SET enable_seqscan = off"
 
-_FUNCTIONS = f"""
+_SYNC = f"""
 CREATE OR REPLACE FUNCTION gm_sight_sync() RETURNS trigger LANGUAGE plpgsql {INDEXED} AS $fn$
 BEGIN
     -- TG_ARGV: the statements that take the cases' rows, delete their pairs' rows and write them anew,
@@ -65,21 +64,22 @@ BEGIN
     EXECUTE TG_ARGV[2];
     RETURN NULL;
 END
-$fn$;
+$fn$"""
+_FORGET = f"""
 CREATE OR REPLACE FUNCTION gm_sight_forget() RETURNS trigger LANGUAGE plpgsql {INDEXED} AS $fn$
 BEGIN
     -- TG_ARGV[0]: a statement deleting the rows of what this statement deleted (no name outlives its record).
     EXECUTE TG_ARGV[0];
     RETURN NULL;
 END
-$fn$;
+$fn$"""
+_UNBUILT = f"""
 CREATE OR REPLACE FUNCTION gm_sight_unbuilt() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
     UPDATE {STATE} SET built = false;
     RETURN NULL;
 END
-$fn$;
-"""
+$fn$"""
 
 
 def enabled() -> bool:
@@ -155,10 +155,8 @@ def _write(held: str, *, probe: bool = False) -> str:
     else:
         edges, node = f"JOIN {E} e ON e.case_id = g.case_id", f"JOIN {N} n ON n.id = g.id"
     return f"""
-INSERT INTO {SIGHT} (holder, node_id, case_id, firm_id, kind, label, name_key, variants)
-SELECT g.holder, n.id, g.case_id, n.firm_id, n.kind, n.label, n.name_key,
-       CASE WHEN n.kind IN {PARTY_KINDS} THEN
-           ARRAY(SELECT v # {HOLDER_HASH.format(holder="g.holder")} FROM unnest(n.{PARTY_HASHES_COLUMN}) v) END
+INSERT INTO {SIGHT} (holder, node_id, case_id, firm_id, kind, label, name_key)
+SELECT g.holder, n.id, g.case_id, n.firm_id, n.kind, n.label, n.name_key
 FROM (
     SELECT DISTINCT g.holder, g.case_id, x.id FROM ({held}) g
     {edges} CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
@@ -242,41 +240,51 @@ def _truncated_tables() -> list[str]:
     return list(dict.fromkeys([t for t, _, _ in _trigger_specs()] + [SIGHT, CASES]))
 
 
-def install(using: str = DEFAULT_DB_ALIAS, **_: Any) -> int:
-    """Create (or replace) every trigger; returns how many. Safe to run again: after every migrate."""
+def _triggers() -> list[Trigger]:
+    """Every trigger of the sight, as data (graph_memory.triggers installs and removes them)."""
     specs = _trigger_specs()
     if not specs:
-        return 0
-    db = connections[using]
-    with transaction.atomic(using=using), db.cursor() as cursor:
-        cursor.execute(_FUNCTIONS)
-        # The triggers of sight v1 (issue 14) that v2 does not make anew: on group memberships and summaries.
-        cursor.execute(
-            "SELECT tgname, tgrelid::regclass::text FROM pg_trigger WHERE tgname LIKE 'gm\\_sight\\_%%' AND NOT tgisinternal"
-        )
-        wanted = set(trigger_names())
-        for name, table in cursor.fetchall():
-            if name not in wanted:
-                cursor.execute(f"DROP TRIGGER {_q(name)} ON {table}")
-        for table, event, pairs in specs:
-            refs = {"INSERT": "NEW TABLE AS gm_new", "DELETE": "OLD TABLE AS gm_old",
-                    "UPDATE": "OLD TABLE AS gm_old NEW TABLE AS gm_new"}[event]  # fmt: skip
-            arguments = ", ".join(_literal(statement) for statement in _sync(pairs))
-            cursor.execute(
-                f"CREATE OR REPLACE TRIGGER {_trigger_name(table, event)} AFTER {event} ON {table} "
-                f"REFERENCING {refs} FOR EACH STATEMENT EXECUTE FUNCTION gm_sight_sync({arguments})"
-            )
-        for table in _truncated_tables():
-            cursor.execute(
-                f"CREATE OR REPLACE TRIGGER {_trigger_name(table, 'truncate')} AFTER TRUNCATE ON {table} "
-                "FOR EACH STATEMENT EXECUTE FUNCTION gm_sight_unbuilt()"
-            )
-        for table, statement in _forget_specs():
-            cursor.execute(
-                f"CREATE OR REPLACE TRIGGER {_trigger_name(table, 'delete_forget')} AFTER DELETE ON {table} "
-                f"REFERENCING OLD TABLE AS gm_old FOR EACH STATEMENT EXECUTE FUNCTION gm_sight_forget({_literal(statement)})"
-            )
-    return len(trigger_names())
+        return []
+    declared = []
+    for table, event, pairs in specs:
+        refs = {"INSERT": "NEW TABLE AS gm_new", "DELETE": "OLD TABLE AS gm_old",
+                "UPDATE": "OLD TABLE AS gm_old NEW TABLE AS gm_new"}[event]  # fmt: skip
+        arguments = ", ".join(_literal(statement) for statement in _sync(pairs))
+        declared.append(Trigger(_trigger_name(table, event), table, (
+            f"AFTER {event} ON {table} REFERENCING {refs} FOR EACH STATEMENT EXECUTE FUNCTION gm_sight_sync({arguments})"
+        )))  # fmt: skip
+    for table in _truncated_tables():
+        declared.append(Trigger(_trigger_name(table, "truncate"), table,
+                                f"AFTER TRUNCATE ON {table} FOR EACH STATEMENT EXECUTE FUNCTION gm_sight_unbuilt()"))  # fmt: skip
+    for table, statement in _forget_specs():
+        declared.append(Trigger(_trigger_name(table, "delete_forget"), table, (
+            f"AFTER DELETE ON {table} REFERENCING OLD TABLE AS gm_old FOR EACH STATEMENT "
+            f"EXECUTE FUNCTION gm_sight_forget({_literal(statement)})"
+        )))  # fmt: skip
+    return declared
+
+
+def _unbuilt(using: str) -> None:
+    """Without its triggers the rows fall out of date: they are emptied and marked not built, so that the
+    sight switched on again is built anew (after migrate) before any read trusts it."""
+    if STATE in connections[using].introspection.table_names():
+        with connections[using].cursor() as cursor:
+            cursor.execute(f"TRUNCATE {SIGHT}, {CASES}")
+            cursor.execute(f"UPDATE {STATE} SET built = false")
+
+
+TRIGGERS = TriggerSet(
+    prefix="gm_sight_",
+    enabled=lambda: enabled(),
+    triggers=_triggers,
+    functions=lambda: [("gm_sight_sync()", _SYNC), ("gm_sight_forget()", _FORGET), ("gm_sight_unbuilt()", _UNBUILT)],
+    on_uninstall=_unbuilt,
+)
+
+
+def install(using: str = DEFAULT_DB_ALIAS, **_: Any) -> int:
+    """Create (or replace) every trigger; returns how many. Safe to run again."""
+    return triggers.install(TRIGGERS, using=using) if _trigger_specs() else 0
 
 
 def _literal(text: str) -> str:
@@ -286,21 +294,17 @@ def _literal(text: str) -> str:
 
 def trigger_names() -> list[str]:
     """The names of every trigger `install` creates."""
-    names = [_trigger_name(t, e) for t, e, _ in _trigger_specs()]
-    names += [_trigger_name(t, "truncate") for t in (_truncated_tables() if names else [])]
-    names += [_trigger_name(t, "delete_forget") for t, _ in _forget_specs()]
-    return names
+    return [t.name for t in _triggers()]
 
 
 def missing_triggers() -> list[str]:
-    """The names of triggers `install` would create that the database lacks (for the system check)."""
-    wanted = set(trigger_names())
-    if not wanted:
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT tgname FROM pg_trigger WHERE tgname = ANY(%s)", [sorted(wanted)])
-        have = {row[0] for row in cursor.fetchall()}
-    return sorted(wanted - have)
+    """The names of triggers the sight wants (it is on) that the database lacks (for the system check)."""
+    return triggers.missing(TRIGGERS)
+
+
+def unwanted_triggers() -> list[str]:
+    """The sight's triggers in the database while it is off (for the system check)."""
+    return triggers.unwanted(TRIGGERS)
 
 
 # --- building ---------------------------------------------------------------------------------

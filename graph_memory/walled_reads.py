@@ -31,9 +31,6 @@ from graph_memory.models import Edge, Node, Sight
 from graph_memory.models.graph import PARTY_VARIANTS_COLUMN
 from graph_memory.names import HOLDER_MARK
 
-# The number a holder's party strings are combined with (XOR): Sight.variants, written by graph_memory.sight.
-HOLDER_HASH = "hashint8({holder})"
-
 N, E = Node._meta.db_table, Edge._meta.db_table
 CASE = Node.Kind.CASE.value
 PARTY_KINDS = f"('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')"
@@ -265,38 +262,4 @@ SELECT n.node_id, n.kind, n.label FROM (
 ) n {_STILL_OPEN.format(case="n.case_id")}
 ORDER BY n.prefix DESC, n.label, n.node_id
 LIMIT %s
-"""
-
-# Conflict check: the parties in the viewer's rows, tested as in CONFLICTS but on the numbers the sight
-# holds for their strings (`Sight.variants`: each string's number combined with its holder's). Per
-# reading of the query and holder, one probe of their GIN index that asks for a string of every word
-# at once (an `&&` per word, which the index intersects itself), so it hands over only the parties that
-# hold every word, never each party that holds one (a word's initial, "^b", is held by thousands); the
-# exact key is a reading of one word. No other holder's party is read; the parties found are then joined
-# to their cases. `sight_conflicts(shape)`: the statement for readings of shape[r] words each.
-# Params: per reading, per word its numbers, then firm id; firm id, key, word patterns, cap + 1, firm id, firm id, access, limit + 1.
-_SIGHT_HOLDS = f"s.variants && ARRAY(SELECT v # {HOLDER_HASH.format(holder='h.h')} FROM unnest(%s::int[]) v)"
-
-
-def sight_conflicts(shape: list[int]) -> str:
-    held = " UNION ".join(
-        f"SELECT s.node_id FROM ({{holders}}) h(h) CROSS JOIN LATERAL (SELECT s.node_id FROM {S} s "
-        f"WHERE {' AND '.join([_SIGHT_HOLDS] * words)} AND s.holder + 0 = h.h AND s.firm_id = %s OFFSET 0) s"
-        for words in shape
-    )
-    return f"""
-WITH party AS MATERIALIZED (
-    SELECT p.* FROM ({held}) f(id) CROSS JOIN LATERAL ({_PARTY_ROW.format(id="f.id")}) p
-),
-{_SEEN.format(found="party p").strip()},
-link AS (
-    SELECT s.node_id AS party, e.source_id AS case_node, e.kind AS edge
-    FROM seen x CROSS JOIN LATERAL (
-        SELECT DISTINCT s.node_id, s.case_id FROM {S} s WHERE {_MINE} AND s.node_id = x.id OFFSET 0
-    ) s CROSS JOIN LATERAL (
-        SELECT e.source_id, e.kind FROM {E} e
-        WHERE e.case_id = s.case_id AND e.target_id = s.node_id AND e.kind IN {PARTY_EDGES} AND e.firm_id = %s OFFSET 0
-    ) e {_STILL_OPEN.format(case="s.case_id")}
-)
-{_CONFLICT_PAGE.strip()}
 """

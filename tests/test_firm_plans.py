@@ -46,8 +46,8 @@ pytestmark = pytest.mark.django_db
 
 N, E, S = Node._meta.db_table, Edge._meta.db_table, Sight._meta.db_table
 FIRM_KEYED_INDEXES = {"gm_node_party_variants", "gm_node_lookup_words"}
-# The sight's: each key combines the holder (tests/test_sight.py checks the stored numbers), and a holder's rows are of one firm.
-HOLDER_KEYED_INDEXES = {"gm_sight_variants", "gm_sight_lookup_words"}
+# The sight's: each key combines the holder, and a holder's rows are of one firm.
+HOLDER_KEYED_INDEXES = {"gm_sight_lookup_words"}
 _BY_KEY = re.compile(r"^\(*(?:\w+\.)?(?:id|case_id|source_id|target_id|node_id) = ")
 _FIRM_CONSTANT = re.compile(r"\bfirm_id = '?(\d+)")
 

@@ -32,7 +32,6 @@ reads one partition, and its indexes are that partition's.
 
 from __future__ import annotations
 
-from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from graph_memory import conf
@@ -85,10 +84,6 @@ class Sight(models.Model):
     kind = models.CharField(max_length=16)
     label = models.CharField(max_length=300)
     name_key = models.CharField(max_length=300)
-    # A client's or counterparty's conflict-check strings (its `party_hashes`: names.variant_hash of
-    # its index strings and exact key), each combined with the holder's number (sight.HOLDER_HASH),
-    # so that one GIN index finds a holder's parties by string without reading anyone else's.
-    variants = ArrayField(models.IntegerField(), null=True, help_text="A party's index strings, hashed with the holder.")
 
     class Meta:
         indexes = [
