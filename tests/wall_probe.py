@@ -36,7 +36,6 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Any
 from urllib.parse import quote
 
@@ -358,11 +357,14 @@ def _check_world(spec: WorldSpec, build: Build) -> None:
     # Ids that never existed, and malformed ones, as extra rows of the walk.
     viewers = [u for users in built.users for u in users] + [built.platform_operator]
     for n, viewer in enumerate(viewers):
-        # Every other viewer's reads answer from the sight (graph_memory.sight: kept by the triggers as the
-        # worlds were written; a no-op for firm admins and for a host without guardian), the others' from
-        # the cases they may open (the sight switched off). Both ways are probed in every world.
+        # A third of the viewers' reads answer from the sight (graph_memory.sight: kept by the triggers as the
+        # worlds were written; a no-op for firm admins and for a host without guardian), a third from the
+        # cases they may open (the sight switched off), and a third as a big viewer's do, from what matches
+        # with a wall probe each (the caps that keep a lawyer's conflict check and search visible-first at 1
+        # case). Every way is probed in every world.
         assert sight.current() or not sight.enabled()
-        with nullcontext() if n % 2 == 0 else override_settings(GRAPH_MEMORY={**django_settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}):
+        ways = [{}, {"LAWYER_SIGHT": False}, {"VISIBLE_FIRST_MAX": 1, "SEARCH_EXACT_MAX": 1, "SEARCH_EXACT_SHARE": 0}]
+        with override_settings(GRAPH_MEMORY={**django_settings.GRAPH_MEMORY, **ways[n % 3]}):
             wall = Wall(oracle, viewer, ids)
             for bogus in (str(uuid.uuid4()), "not-a-uuid", "0" * 40):
                 for path in ("neighbors", "brief"):
