@@ -30,13 +30,14 @@ from django.db.models import Q
 
 from graph_memory import conf
 from graph_memory.adapter import case_model, get_adapter
+from graph_memory.ai_calls import log_model_calls
 from graph_memory.models import AICall, CaseSummary
+from graph_memory.summaries.base import ModelCall
 
 logger = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
 BACKFILL_BATCH = 32
-ERROR_MAX_CHARS = 500
 
 
 class EmbeddingError(Exception):
@@ -251,17 +252,15 @@ def embed_texts(embedder: Embedder, texts: Sequence[str], *, firm_id: int, case_
         raise EmbeddingError(error) from None
     finally:
         if embedder.logs_calls:
-            AICall.objects.create(
-                firm_id=firm_id,
-                case_id=case_id,
-                purpose=AICall.Purpose.EMBEDDING,
-                writer=embedder.name,
+            call = ModelCall(
                 model=embedder.model.partition(":")[2],
-                tokens_in=AICall.bounded(embedded.tokens if embedded else 0),
-                latency_ms=AICall.bounded((time.monotonic() - started) * 1000),
-                outcome=AICall.Outcome.OK if embedded else AICall.Outcome.ERROR,
-                error=error[:ERROR_MAX_CHARS],
+                tokens_in=embedded.tokens if embedded else 0,
+                latency_ms=int((time.monotonic() - started) * 1000),
             )
+            log_model_calls(
+                (call,), firm_id=firm_id, case_id=case_id, purpose=AICall.Purpose.EMBEDDING, writer_name=embedder.name,
+                outcome=AICall.Outcome.OK if embedded else AICall.Outcome.ERROR, error=error,
+            )  # fmt: skip
 
 
 def summary_document(*, title: str, parties: Sequence[str], text: str) -> str:

@@ -25,6 +25,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from graph_memory import access, conf
 from graph_memory.adapter import DocumentRef, get_adapter
+from graph_memory.ai_calls import log_model_calls
 from graph_memory.documents import index as indexes
 from graph_memory.documents import model as prompts
 from graph_memory.documents.offline import find_headings
@@ -33,7 +34,6 @@ from graph_memory.models import AICall, DocumentIndex, DocumentQuery, Node
 from graph_memory.selectors import NodeRef, node_get
 from graph_memory.summaries.base import ModelCall, WriterError
 from graph_memory.summaries.sentences import split as sentences
-from graph_memory.summaries.service import log_model_calls
 from graph_memory.summaries.writers import get_writer
 
 OFFLINE_QUOTES = 3

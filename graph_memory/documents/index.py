@@ -27,12 +27,12 @@ from django.utils import timezone
 
 from graph_memory import conf
 from graph_memory.adapter import DocumentRef, case_model, get_adapter
+from graph_memory.ai_calls import log_model_calls
 from graph_memory.documents import model as prompts
 from graph_memory.documents.offline import Section, build_offline, section_text
 from graph_memory.documents.terms import TermCheck
 from graph_memory.models import AICall, DocumentIndex
 from graph_memory.summaries.base import ModelCall, WriterError
-from graph_memory.summaries.service import log_model_calls
 from graph_memory.summaries.writers import get_writer
 
 logger = logging.getLogger(__name__)

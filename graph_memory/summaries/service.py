@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from graph_memory import conf, events
 from graph_memory.adapter import case_model, get_adapter
+from graph_memory.ai_calls import log_model_calls
 from graph_memory.models import AICall, CaseSummary, SummaryVersion
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.context import CaseNotFound, ContextSlice, build_context
@@ -272,51 +273,6 @@ def _log_calls(
         calls, firm_id=context.firm_id, case_id=context.case_id, purpose=AICall.Purpose.SUMMARY,
         writer_name=writer.name, outcome=outcome, error=error, report=report,
     )  # fmt: skip
-
-
-def log_model_calls(
-    calls: tuple[ModelCall, ...],
-    *,
-    firm_id: int,
-    case_id: int | None,
-    purpose: str,
-    writer_name: str,
-    outcome: str,
-    error: str,
-    report: dict[str, Any] | None = None,
-) -> None:
-    """One AICall row per HTTP attempt; the last carries the outcome and the verification counts,
-    earlier ones (a refused response format, a retried error) are errors. Counts, ids and the
-    server's scrubbed explanation only, never prompt or output text. Counts are `AICall.bounded`:
-    whatever a writer reports, the rows fit their columns."""
-    logged = []
-    # One block: all of a write's calls or none, and a row the database refuses rolls back
-    # only this block, never a transaction the caller has open.
-    with transaction.atomic():
-        for position, call in enumerate(calls):
-            last = position == len(calls) - 1
-            logged.append(
-                AICall.objects.create(
-                    firm_id=firm_id,
-                    case_id=case_id,
-                    purpose=purpose,
-                    writer=writer_name,
-                    model=call.model[:200],
-                    tokens_in=AICall.bounded(call.tokens_in),
-                    tokens_out=AICall.bounded(call.tokens_out),
-                    tokens_estimated=call.estimated,
-                    latency_ms=AICall.bounded(call.latency_ms),
-                    outcome=outcome if last else AICall.Outcome.ERROR,
-                    error=(call.error or (error if last else ""))[:ERROR_MAX_CHARS],
-                    request_mode=call.mode,
-                    server_error=call.server_error[:300],
-                    report=(report or {}) if last else {},
-                )
-            )
-    for ai_call in logged:
-        for receiver, response in events.ai_call_finished.send_robust(sender=AICall, ai_call=ai_call):
-            if isinstance(response, Exception):
-                logger.error("ai_call_finished receiver %r failed: %r", receiver, response)
 
 
 def _send_saved(summary: CaseSummary) -> None:
