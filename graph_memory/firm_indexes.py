@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.db import DatabaseError, connection
 
-from graph_memory import conf
+from graph_memory import conf, locks
 from graph_memory.models import CaseSummary
 
 logger = logging.getLogger(__name__)
@@ -37,7 +37,6 @@ PREFIX = "gm_summary_hnsw_firm_"
 # The graph's build settings. A denser build than the shared index's (ef_construction 64): the
 # firm's search then reaches recall 1.0 with a shorter candidate list (bench/bench_search.py).
 M, EF_CONSTRUCTION = 16, 200
-_LOCK_CLASS = 7_140_002  # pg_try_advisory_lock(class, firm): one build per firm at a time
 
 
 def index_name(firm_id: int) -> str:
@@ -140,11 +139,10 @@ def ensure_search_indexes(*, firm_id: int | None = None, progress: Callable[[str
             continue
         if progress is not None:
             progress(f"firm {firm}: {count:,} vectors")
+        if not locks.try_lock(locks.LockKind.FIRM_INDEX, firm, transactional=False):
+            changes.busy.append(firm)
+            continue
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [_LOCK_CLASS, firm])
-            if not cursor.fetchone()[0]:
-                changes.busy.append(firm)
-                continue
             try:
                 state = existing().get(firm)  # again, under the lock: another run may just have built it
                 if state and wanted:
@@ -168,6 +166,6 @@ def ensure_search_indexes(*, firm_id: int | None = None, progress: Callable[[str
                 logger.exception("search index of firm %s: the build failed", firm)
                 changes.failed.append(firm)
             finally:
-                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [_LOCK_CLASS, firm])
+                locks.unlock(locks.LockKind.FIRM_INDEX, firm)
     forget_seen()
     return changes

@@ -28,6 +28,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from graph_memory import locks
 from graph_memory.adapter import case_model, firm_model, get_adapter, queryset_sql
 from graph_memory.models import Edge, Node
 from graph_memory.names import name_keys
@@ -38,8 +39,6 @@ logger = logging.getLogger(__name__)
 # installation's id key (32 bytes). Not a Django model, so `flush` keeps it; it lives and is
 # backed up with the rows whose ids it made. Rotating it would give every node and edge a new id.
 ID_KEY_TABLE = "graph_memory_id_key"
-# First half of the advisory-lock key that serialises graph writes per firm.
-_LOCK_CLASS = 0x474D  # "GM"
 _LABEL_MAX = Node._meta.get_field("label").max_length or 300
 
 LAWYER, CASE, CLIENT, COUNTERPARTY = (k.value for k in Node.Kind)
@@ -315,8 +314,7 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
 
 def _lock_firm(firm_id: int) -> None:
     """Serialise graph writes of one firm, so an orphan sweep never races an insert that needs the node."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_CLASS, firm_id % 2_147_483_647])
+    locks.lock_for_transaction(locks.LockKind.GRAPH_FIRM, firm_id)
 
 
 @contextmanager

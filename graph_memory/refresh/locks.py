@@ -11,34 +11,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from django.db import DatabaseError, connection
+from django.db import connection
 
-# Advisory locks are one key space per database; a fixed first half ("GMS1")
-# keeps ours apart from anyone else's.
-_NAMESPACE = 0x474D5331
+from graph_memory.locks import LockKind, try_lock, unlock
+
 _POLL_SECONDS = 0.05
-
-
-def _key(case_id: int) -> tuple[int, int]:
-    # The two-int form takes int4s. Case ids past 2**32 wrap around; a
-    # collision only makes two cases wait for each other, never mixes them.
-    return _NAMESPACE, (int(case_id) % 2**32) - 2**31
-
-
-def _try(case_id: int, *, transactional: bool) -> bool:
-    function = "pg_try_advisory_xact_lock" if transactional else "pg_try_advisory_lock"
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {function}(%s, %s)", _key(case_id))
-        return bool(cursor.fetchone()[0])
-
-
-def _release(case_id: int) -> None:
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", _key(case_id))
-    except DatabaseError:
-        # The connection is broken; the server drops its session locks with it.
-        pass
 
 
 @contextmanager
@@ -51,12 +28,12 @@ def case_lock(case_id: int, *, wait: float = 0.0) -> Iterator[bool]:
     """
     transactional = connection.in_atomic_block
     deadline = time.monotonic() + max(wait, 0.0)
-    acquired = _try(case_id, transactional=transactional)
+    acquired = try_lock(LockKind.CASE_SUMMARY, case_id, transactional=transactional)
     while not acquired and time.monotonic() < deadline:
         time.sleep(min(_POLL_SECONDS, max(deadline - time.monotonic(), 0.0)))
-        acquired = _try(case_id, transactional=transactional)
+        acquired = try_lock(LockKind.CASE_SUMMARY, case_id, transactional=transactional)
     try:
         yield acquired
     finally:
         if acquired and not transactional:
-            _release(case_id)
+            unlock(LockKind.CASE_SUMMARY, case_id)

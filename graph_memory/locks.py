@@ -1,0 +1,49 @@
+"""Every PostgreSQL advisory lock the memory takes, by kind: one registry, one way to fold an id into a key.
+
+Advisory locks share one key space per database with everything else that uses them, so each key's first
+half names the memory's kind of lock (`LockKind`) and its second half the id (a case, a firm) folded into
+an int4. Ids past 2**32 wrap around; a collision only makes two ids wait for each other, never mixes them.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from django.db import DatabaseError, connection
+
+
+class LockKind(enum.IntEnum):
+    # Whoever holds it writes that case's summary (graph_memory.refresh.locks: nightly and on demand).
+    CASE_SUMMARY = 0x474D5331  # "GMS1"
+    # Graph writes of one firm, so an orphan sweep never races an insert that needs the node (graph.py).
+    GRAPH_FIRM = 0x474D  # "GM"
+    # One build of a firm's own HNSW index at a time (firm_indexes.py).
+    FIRM_INDEX = 7_140_002
+
+
+def key(kind: LockKind, object_id: int) -> tuple[int, int]:
+    """The two int4 halves of the lock's key."""
+    return int(kind), (int(object_id) % 2**32) - 2**31
+
+
+def try_lock(kind: LockKind, object_id: int, *, transactional: bool) -> bool:
+    """Take the lock if it is free: until the transaction ends (`transactional`), else until `unlock`."""
+    function = "pg_try_advisory_xact_lock" if transactional else "pg_try_advisory_lock"
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {function}(%s, %s)", key(kind, object_id))
+        return bool(cursor.fetchone()[0])
+
+
+def lock_for_transaction(kind: LockKind, object_id: int) -> None:
+    """Wait for the lock and hold it until the transaction ends."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", key(kind, object_id))
+
+
+def unlock(kind: LockKind, object_id: int) -> None:
+    """Release a session lock `try_lock` took; a broken connection has dropped it already."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", key(kind, object_id))
+    except DatabaseError:
+        pass  # the server drops a session's locks with its connection
