@@ -23,6 +23,7 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -210,8 +211,13 @@ def _first_note(filing: NoteFiling, *, case: NodeRef, title: str, text: str, ori
     record = adapter.case_record(case_id=filing.case_id, kind="note", key=filing.note_key)
     if record is None:
         return None
-    kept = record.fields.get("origin") or {}
-    first_origin = NoteOrigin(str(kept.get("conversation_id", "")), tuple(kept.get("message_ids", ())))
+    kept = record.fields.get("origin")  # a NoteOrigin-like mapping, or None (adapter.case_record)
+    if isinstance(kept, NoteOrigin):
+        first_origin = kept
+    elif isinstance(kept, Mapping):
+        first_origin = NoteOrigin(str(kept.get("conversation_id", "")), tuple(kept.get("message_ids", ())))
+    else:
+        first_origin = NoteOrigin()
     return FiledNote(case, f"note:{record.key}", record.title, record.text, first_origin, record.date, replayed=True)
 
 
@@ -272,13 +278,13 @@ def note_file(
             if replay is not None:
                 return replay
             # The host no longer has the first note: this filing takes the key over.
-            NoteFiling.objects.filter(pk=first.pk).update(case_id=case_id, fingerprint=fingerprint)
+            NoteFiling.objects.filter(firm_id=firm_id, pk=first.pk).update(case_id=case_id, fingerprint=fingerprint)
             claimed = first.pk
         record = adapter.file_note(case_id=case_id, author=viewer, title=title, text=text, origin=origin)
         # The host may watch its note model too; flagging here keeps the promise for a host that does not.
         mark_stale(case_ids=[case_id])
         if claimed is not None:
-            NoteFiling.objects.filter(pk=claimed).update(note_key=record.key)
+            NoteFiling.objects.filter(firm_id=firm_id, pk=claimed).update(note_key=record.key)
     return FiledNote(
         case=case,
         source_id=f"note:{record.key}",
