@@ -17,7 +17,6 @@ from rest_framework.response import Response
 from graph_memory import conf
 from graph_memory.adapter import NoteOrigin
 from graph_memory.api.errors import error_body
-from graph_memory.api.parsers import StrictJSONParser
 from graph_memory.api.serializers import (
     ErrorOutputSerializer,
     NodeOutputSerializer,
@@ -57,7 +56,6 @@ def _case_parameter() -> OpenApiParameter:
 
 class CaseNoteFileApi(MemoryApi):
     http_method_names = ["post"]
-    parser_classes = [StrictJSONParser]
 
     @extend_schema_serializer(component_name="NoteInput")
     class InputSerializer(StrictInputSerializer):
