@@ -270,9 +270,10 @@ def note_file(
         if key is not None and claimed is None:
             first = NoteFiling.objects.get(firm_id=firm_id, filer=viewer, key=key)
             if own_key and first.fingerprint != fingerprint:
+                # Named only in its own case: the user may no longer open the case of a key used elsewhere.
+                named = f" (note:{first.note_key})" if first.case_id == case_id else ""
                 raise NoteInvalid(
-                    IDEMPOTENCY_HEADER,
-                    f"This key was used for another note (note:{first.note_key}); send a new key for a new note.",
+                    IDEMPOTENCY_HEADER, f"This key was used for another note{named}; send a new key for a new note."
                 )
             replay = _first_note(first, case=case, title=title, text=text, origin=origin)
             if replay is not None:

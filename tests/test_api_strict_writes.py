@@ -19,7 +19,7 @@ from django.test import Client as HttpClient
 from accounts.models import Firm, User
 from graph_memory.models import NoteFiling, NoteRefusal
 from practice.models import Note
-from tests.api_support import C014, NOT_FOUND, World, build_world, node
+from tests.api_support import C014, C031, NOT_FOUND, World, build_world, node
 from tests.guard_world import build_guard_world, note_body
 from tests.test_note_guard import CLEAN, CROSSING
 
@@ -131,6 +131,21 @@ def test_the_same_origin_messages_in_the_same_case_give_back_the_first_note(worl
     assert post_raw(world, "alice", case.pk, json.dumps(other_messages)).status_code == 201
     assert Note.objects.filter(case__key="2026-014", title=NOTE["title"]).count() == 2
     assert NoteFiling.objects.filter(firm=world.firm).count() == 2
+
+
+@pytest.mark.django_db
+def test_a_key_whose_note_the_host_deleted_files_anew_and_a_key_says_nothing_of_another_case(world: World) -> None:
+    c014, c031 = node("case", C014), node("case", C031)
+    key = {"Idempotency-Key": "d-9"}
+    first = post_raw(world, "dana", c014.pk, json.dumps(NOTE), **key)
+    Note.objects.filter(key=first.json()["note"]["id"].removeprefix("note:")).delete()  # the host's retention
+    anew = post_raw(world, "dana", c014.pk, json.dumps(NOTE), **key)
+    assert anew.status_code == 201 and anew.json()["note"]["id"] != first.json()["note"]["id"]
+    again = post_raw(world, "dana", c014.pk, json.dumps(NOTE), **key)
+    assert again.status_code == 200 and again.json()["note"] == anew.json()["note"]
+    elsewhere = post_raw(world, "dana", c031.pk, json.dumps(NOTE), **key)
+    assert error(elsewhere) == (400, "invalid", "Idempotency-Key")
+    assert "note:" not in elsewhere.json()["error"]["message"]  # the first note is in another case
 
 
 @pytest.mark.django_db
