@@ -13,6 +13,8 @@ Two ways in:
   carries the user's DRF token, `Authorization: Token <key>` or `Bearer <key>`;
   anything else is answered 401 with `WWW-Authenticate: Bearer
   error="invalid_token"`, as the MCP authorization spec asks of a resource server.
+  Stateless and POST only: a GET (the transport's optional server-to-client
+  event stream) or a DELETE (ending a session) is answered 405.
 - stdio, `serve_stdio(username)` behind `manage.py memory_mcp --user USERNAME`.
 """
 
@@ -298,6 +300,16 @@ class _Endpoint:
                 self.manager = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") != "POST":
+            # Stateless: no session for a GET stream to belong to, and nothing the server would send on it,
+            # so the SDK's GET would hold an idle event stream open for as long as the client likes. The
+            # transport's answer for a server without that stream is 405 (and DELETE has no session to end).
+            await JSONResponse(
+                {"error": "method_not_allowed", "error_description": "This MCP endpoint takes POST only (stateless)."},
+                405,
+                headers={"Allow": "POST"},
+            )(scope, receive, send)
+            return
         if self.manager is None:
             await JSONResponse(
                 {"error": "unavailable", "error_description": "The MCP endpoint starts with the ASGI lifespan."}, 503

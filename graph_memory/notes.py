@@ -19,17 +19,21 @@ this case, since the audience would open it here.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 
 from graph_memory import access, conf
 from graph_memory.adapter import NoteOrigin, NotSupported, get_adapter
+from graph_memory.models import NoteFiling
 from graph_memory.refresh.marking import mark_stale
 from graph_memory.selectors import NodeRef
 from graph_memory.sources import case_node_get, source_get
@@ -37,6 +41,8 @@ from graph_memory.writeback.guard import note_guard
 
 ORIGIN_ID_MAX_CHARS = 200
 ORIGIN_MAX_MESSAGES = 100
+IDEMPOTENCY_KEY_MAX_CHARS = 200
+IDEMPOTENCY_HEADER = "Idempotency-Key"
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 CITATIONS_MAX = 50
 # A source id as summaries cite it, inside a note's text: "case:header", "invoice:inv-42", "document:spa#p2".
@@ -71,6 +77,7 @@ class FiledNote:
     origin: NoteOrigin
     created: date | datetime | None
     assistant_filed: bool = True
+    replayed: bool = False  # an earlier filing with the same idempotency key: this is that note, nothing was written
 
 
 def notes_supported() -> bool:
@@ -86,7 +93,15 @@ def _unencodable(value: str) -> bool:
     return False
 
 
-def _checked(title: Any, text: Any, origin: NoteOrigin) -> tuple[str, str, NoteOrigin]:
+def _checked(title: Any, text: Any, origin: NoteOrigin, idempotency_key: Any = None) -> tuple[str, str, NoteOrigin]:
+    if idempotency_key is not None and (
+        not isinstance(idempotency_key, str)
+        or not 1 <= len(idempotency_key) <= IDEMPOTENCY_KEY_MAX_CHARS
+        or not all(" " <= c <= "~" for c in idempotency_key)
+    ):
+        raise NoteInvalid(
+            IDEMPOTENCY_HEADER, f"An idempotency key is 1 to {IDEMPOTENCY_KEY_MAX_CHARS} printable ASCII characters."
+        )
     if not isinstance(text, str) or not text.strip():
         raise NoteInvalid("text", "This field may not be blank.")
     if len(text) > int(conf.get("NOTE_MAX_CHARS")):
@@ -154,7 +169,67 @@ def _check_citations(*, viewer: Any, case_node_id: Any, fields: dict[str, str]) 
             ) from None
 
 
-def note_file(*, viewer: Any, case_node_id: Any, title: Any, text: Any, origin: NoteOrigin | None = None) -> FiledNote:
+def _digest(*parts: str) -> str:
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
+
+
+def _filing_key(*, idempotency_key: str | None, case_id: int, origin: NoteOrigin) -> tuple[str | None, bool]:
+    """The digest a filing is known by, and whether it is the client's own key: the header's, else the origin's.
+
+    An origin names the messages a note keeps, so the same messages filed into the same case again
+    are the same note; without message ids there is nothing to know it by, and every filing is new.
+    """
+    if idempotency_key is not None:
+        return _digest("header", idempotency_key), True
+    if origin.message_ids:
+        return _digest("origin", str(case_id), origin.conversation_id, *sorted(origin.message_ids)), False
+    return None, False
+
+
+def _claim_key(*, firm_id: int, filer: Any, key: str, case_id: int, fingerprint: str) -> int | None:
+    """Insert the key's row and return its id; None if the key is taken.
+
+    ON CONFLICT DO NOTHING against the unique key: a concurrent filing with the same key waits here
+    until the first one's transaction ends, then finds its row (or, if it rolled back, takes the key).
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {NoteFiling._meta.db_table} (firm_id, filer_id, key, case_id, fingerprint, note_key, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, '', now()) ON CONFLICT (firm_id, filer_id, key) DO NOTHING RETURNING id",
+            [firm_id, filer.pk, key, case_id, fingerprint],
+        )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
+def _first_note(filing: NoteFiling, *, case: NodeRef, title: str, text: str, origin: NoteOrigin) -> FiledNote | None:
+    """The note filed under `filing`'s key as the host holds it now; None if the host no longer has it."""
+    adapter = get_adapter()
+    if not adapter.supports("case_record"):
+        # Nothing to read it back with: the same key (and fingerprint, or origin) stands for what was sent.
+        return FiledNote(case, f"note:{filing.note_key}", title, text, origin, filing.created_at, replayed=True)
+    record = adapter.case_record(case_id=filing.case_id, kind="note", key=filing.note_key)
+    if record is None:
+        return None
+    kept = record.fields.get("origin")  # a NoteOrigin-like mapping, or None (adapter.case_record)
+    if isinstance(kept, NoteOrigin):
+        first_origin = kept
+    elif isinstance(kept, Mapping):
+        first_origin = NoteOrigin(str(kept.get("conversation_id", "")), tuple(kept.get("message_ids", ())))
+    else:
+        first_origin = NoteOrigin()
+    return FiledNote(case, f"note:{record.key}", record.title, record.text, first_origin, record.date, replayed=True)
+
+
+def note_file(
+    *,
+    viewer: Any,
+    case_node_id: Any,
+    title: Any,
+    text: Any,
+    origin: NoteOrigin | None = None,
+    idempotency_key: str | None = None,
+) -> FiledNote:
     """File an assistant note, verbatim, into a case the viewer may open; flag the case stale.
 
     Promises: the text and title are stored exactly as given (no trimming or
@@ -167,9 +242,17 @@ def note_file(*, viewer: Any, case_node_id: Any, title: Any, text: Any, origin: 
     record of the case raises `NoteInvalid` ("title" or "text"); a note carrying
     facts of a case outside the case's audience raises `NoteCrossesWall`,
     recorded, naming only the viewer's own cases; nothing is written then either.
+
+    Idempotent by `idempotency_key` (the client's Idempotency-Key), or else by
+    the origin's message ids in this case: a filing whose key is known returns
+    the first note, `replayed`, and writes nothing, concurrent duplicates
+    included (`NoteFiling`'s unique key). Every check above still runs first,
+    the guard included, so a repeat never returns a note to a viewer who may no
+    longer open the case, nor lets a refused text through. The same client key
+    sent with another note raises `NoteInvalid` ("Idempotency-Key").
     """
     origin = origin or NoteOrigin()
-    title, text, origin = _checked(title, text, origin)
+    title, text, origin = _checked(title, text, origin, idempotency_key)
     adapter = get_adapter()
     if not adapter.supports("file_note"):
         raise NotSupported("file_note")
@@ -177,10 +260,32 @@ def note_file(*, viewer: Any, case_node_id: Any, title: Any, text: Any, origin: 
     case, case_id = case_node_get(viewer=viewer, case_node_id=case_node_id)
     _check_citations(viewer=viewer, case_node_id=case_node_id, fields={"title": title, "text": text})
     note_guard(filer=viewer, case_id=case_id, title=title, text=text)
+    key, own_key = _filing_key(idempotency_key=idempotency_key, case_id=case_id, origin=origin)
+    fingerprint = _digest(str(case_id), title, text, origin.conversation_id, *origin.message_ids)
+    firm_id = access.viewer_firm_id(viewer)
     with transaction.atomic():
+        claimed = None
+        if key is not None:
+            claimed = _claim_key(firm_id=firm_id, filer=viewer, key=key, case_id=case_id, fingerprint=fingerprint)
+        if key is not None and claimed is None:
+            first = NoteFiling.objects.get(firm_id=firm_id, filer=viewer, key=key)
+            if own_key and first.fingerprint != fingerprint:
+                # Named only in its own case: the user may no longer open the case of a key used elsewhere.
+                named = f" (note:{first.note_key})" if first.case_id == case_id else ""
+                raise NoteInvalid(
+                    IDEMPOTENCY_HEADER, f"This key was used for another note{named}; send a new key for a new note."
+                )
+            replay = _first_note(first, case=case, title=title, text=text, origin=origin)
+            if replay is not None:
+                return replay
+            # The host no longer has the first note: this filing takes the key over.
+            NoteFiling.objects.filter(firm_id=firm_id, pk=first.pk).update(case_id=case_id, fingerprint=fingerprint)
+            claimed = first.pk
         record = adapter.file_note(case_id=case_id, author=viewer, title=title, text=text, origin=origin)
         # The host may watch its note model too; flagging here keeps the promise for a host that does not.
         mark_stale(case_ids=[case_id])
+        if claimed is not None:
+            NoteFiling.objects.filter(firm_id=firm_id, pk=claimed).update(note_key=record.key)
     return FiledNote(
         case=case,
         source_id=f"note:{record.key}",

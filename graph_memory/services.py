@@ -15,6 +15,8 @@ from graph_memory.graph import graph_sync_case as graph_sync_case
 from graph_memory.refresh import ensure_summary as ensure_summary
 from graph_memory.refresh import firms_to_refresh as firms_to_refresh
 from graph_memory.refresh import mark_stale as mark_stale
+from graph_memory.refresh import note_on_run as note_on_run
+from graph_memory.refresh import record_unqueued_runs as record_unqueued_runs
 from graph_memory.refresh import refresh_firm as refresh_firm
 from graph_memory.refresh import repair_missed_changes as repair_missed_changes
 from graph_memory.selectors import ConflictReport as ConflictReport

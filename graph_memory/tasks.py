@@ -6,6 +6,7 @@ import logging
 
 from celery import group, shared_task
 from django.db import transaction
+from kombu.exceptions import OperationalError as BrokerUnavailable
 
 from graph_memory import services, sight
 from graph_memory.firm_indexes import InsideTransaction
@@ -45,29 +46,57 @@ def refresh_all_firms_task() -> list[int]:
     firm_ids = services.firms_to_refresh()
     if firm_ids:
         # Each firm is its own task: one firm's bad night (or crash) cannot touch another's.
-        transaction.on_commit(group(refresh_firm_task.s(firm_id) for firm_id in firm_ids).apply_async)
+        transaction.on_commit(lambda: _fan_out(firm_ids))
     return firm_ids
+
+
+def _fan_out(firm_ids: list[int]) -> None:
+    try:
+        group(refresh_firm_task.s(firm_id) for firm_id in firm_ids).apply_async()
+    except BrokerUnavailable as exc:
+        # No worker will ever see these runs: without a record the night would pass unseen in admin.
+        # Their cases stay stale and due, so the next night's runs take them.
+        logger.exception("nightly fan-out could not enqueue %s firm runs", len(firm_ids))
+        services.record_unqueued_runs(firm_ids=firm_ids, error=f"{type(exc).__name__}: {exc}")
 
 
 @shared_task(name="graph_memory.refresh_firm", acks_late=True)
 def refresh_firm_task(firm_id: int) -> int:
     """Rewrite one firm's stale summaries, then (its own task, after commit) see to the firm's search index;
-    returns the run record's id."""
+    returns the run record's id. The follow-up's failure is noted on the run, which stays as it ended."""
     run = services.refresh_firm(firm_id=firm_id)
-    transaction.on_commit(lambda: search_index_firm_task.delay(firm_id))
+    transaction.on_commit(lambda: _queue_search_index(firm_id=firm_id, run_id=run.pk))
     return run.pk
 
 
+def _queue_search_index(*, firm_id: int, run_id: int) -> None:
+    try:
+        search_index_firm_task.delay(firm_id, run_id=run_id)
+    except BrokerUnavailable as exc:
+        # The summaries are written: the run's work is done, and the next run sees to the index.
+        logger.exception("search index of firm %s not queued", firm_id)
+        note = f"search index follow-up not queued (queue unavailable: {type(exc).__name__}: {exc})"
+        services.note_on_run(firm_id=firm_id, run_id=run_id, note=note)
+
+
 @shared_task(name="graph_memory.search_index_firm", acks_late=True, ignore_result=True)
-def search_index_firm_task(firm_id: int) -> dict[str, list[int]]:
+def search_index_firm_task(firm_id: int, run_id: int | None = None) -> dict[str, list[int]]:
     """Build, rebuild or drop one firm's own HNSW index as its size asks (firm_indexes); safe to run twice.
 
     A worker runs it outside any transaction. Run eagerly inside one (a test's), it cannot build
-    concurrently: it says so in the log and leaves the work to the next run."""
+    concurrently: it says so in the log and leaves the work to the next run. Queued by a firm's run
+    (`run_id`), a failure is noted on that run and left to the next one, not raised as the run's."""
     try:
         return services.ensure_search_indexes(firm_id=firm_id).as_dict()
     except InsideTransaction:
         logger.warning("search index of firm %s left to the next run: called inside a transaction", firm_id)
+        return {}
+    except Exception as exc:
+        if run_id is None:
+            raise
+        logger.exception("search index of firm %s failed after run %s", firm_id, run_id)
+        note = f"search index follow-up failed: {type(exc).__name__}: {exc}"
+        services.note_on_run(firm_id=firm_id, run_id=run_id, note=note)
         return {}
 
 

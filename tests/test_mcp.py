@@ -419,3 +419,37 @@ def test_stdio_command_refuses_an_unknown_user(world: World) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 1 and "no active user named 'nobody'" in done.stderr and done.stdout == ""
+
+
+def test_a_get_is_405_not_an_idle_event_stream(world: World, mcp_url: str) -> None:
+    """Stateless: no event stream to offer. A GET (and a DELETE) with a valid token is answered at once, 405."""
+    headers = {"Authorization": f"Token {world.tokens['alice']}", "Accept": "text/event-stream"}
+    with httpx2.Client(headers=headers, timeout=httpx2.Timeout(10)) as http:
+        for method in ("GET", "DELETE"):
+            response = http.request(method, mcp_url)
+            assert response.status_code == 405, (method, response.text)
+            assert response.headers["allow"] == "POST" and response.json()["error"] == "method_not_allowed"
+            assert response.headers["cache-control"] == "private, no-store"
+        assert http.get(mcp_url, headers={"Authorization": "Token nope"}).status_code == 401  # sign-in first
+
+
+def test_file_note_is_strict_and_idempotent_over_mcp(world: World, mcp_url: str) -> None:
+    """Through the API's view: a number for a text is refused, and the same origin ids give back the first note."""
+    c014 = str(node("case", C014).pk)
+    note = {"case_id": c014, "title": "Escrow", "text": "Released on 30 June.",
+            "origin": {"conversation_id": "mcp-1", "message_ids": ["m-1"]}}  # fmt: skip
+
+    async def drive() -> list[Any]:
+        async with connect(mcp_url, f"Token {world.tokens['alice']}") as client:
+            return [
+                await client.call_tool("file_note", {**note, "text": 123}),
+                await client.call_tool("file_note", note),
+                await client.call_tool("file_note", note),
+            ]
+
+    numeric, first, again = anyio.run(drive)
+    assert numeric.is_error and numeric.structured_content["error"]["field"] == "text"
+    assert numeric.structured_content["error"]["code"] == "invalid"
+    assert not first.is_error and not again.is_error
+    assert again.structured_content == first.structured_content
+    assert PracticeNote.objects.filter(case__key="2026-014", origin__message_ids=["m-1"]).count() == 1

@@ -71,9 +71,18 @@ EXAMPLES: Counter[str] = Counter()
 # of docs/SECURITY.md). They change only when the generator or the probes do; the second host's proof holds
 # itself to them, so the two proofs cannot drift apart unnoticed.
 FIXED_SEED_FIGURES = {
-    "examples": 5, "hybrid": 3, "firms": 12, "viewers": 36, "cases": 20, "nodes": 64, "service": 2678, "http": 2753,
+    "examples": 5, "hybrid": 3, "firms": 12, "viewers": 36, "cases": 20, "nodes": 64, "service": 2678, "http": 3236,
 }  # fmt: skip
 
+# Issue 32: bodies refused before the case is looked up (graph_memory/api/parsers.py), posted to every hidden
+# case and to one that never existed: the answers must be the same bytes. "oversized" is sent under a small
+# DATA_UPLOAD_MAX_MEMORY_SIZE (BAD_BODY_LIMIT), so the proof does not post megabytes per case.
+BAD_BODY_LIMIT = 16384  # above the deep body (10,000 bytes), below the oversized one
+BAD_BODIES = {
+    "deep": b"[" * 5000 + b"]" * 5000,
+    "duplicate": b'{"title": "probe", "title": "again", "text": "probe"}',
+    "oversized": json.dumps({"title": "probe", "text": "x" * BAD_BODY_LIMIT}).encode(),
+}
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -122,6 +131,10 @@ class Wall:
         self.missing_http["source"] = self.raw(f"/api/memory/cases/{never}/sources/case:header/")
         self.missing_http["note"] = self.post(f"/api/memory/cases/{never}/notes/", {"title": "probe", "text": "probe"})
         assert self.missing_http["source"][:2] == self.missing_http["note"][:2] == self.missing_http["brief"][:2]
+        self.missing_bad = {
+            name: self.post_raw(f"/api/memory/cases/{never}/notes/", body) for name, body in BAD_BODIES.items()
+        }
+        assert [status for status, _, _ in self.missing_bad.values()] == [400, 400, 413], self.missing_bad
 
     # --- calling ----------------------------------------------------------------------------------
 
@@ -155,6 +168,14 @@ class Wall:
     def post(self, path: str, body: dict[str, Any]) -> tuple[int, bytes, list[Any]]:
         PROBES["http"] += 1
         response = self.client.post(path, body, format="json")
+        self.scan(response.content.decode())
+        return response.status_code, response.content, sorted(response.items())
+
+    def post_raw(self, path: str, body: bytes) -> tuple[int, bytes, list[Any]]:
+        """A JSON body as bytes (repeated keys, deep nesting), under DATA_UPLOAD_MAX_MEMORY_SIZE = BAD_BODY_LIMIT."""
+        PROBES["http"] += 1
+        with override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=BAD_BODY_LIMIT):
+            response = self.client.generic("POST", path, body, content_type="application/json")
         self.scan(response.content.decode())
         return response.status_code, response.content, sorted(response.items())
 
@@ -263,7 +284,9 @@ class Wall:
         The index shows the visible cases and counts only them; a source opens for a visible case and
         answers the never-existing case's 404 otherwise; a note filed into a case the viewer may not
         open answers that same 404 and writes nothing (its summary's generation and flag unchanged).
-        Notes are not filed into visible cases here: that would change later viewers' briefs.
+        Notes are not filed into visible cases here: that would change later viewers' briefs. A body
+        nested too deep, with a repeated key or over the size limit answers a hidden case exactly as it
+        answers the never-existing one (issue 32).
         """
         index = self.svc(memory_index)
         assert index.cases + index.omitted == len(self.visible) and not index.truncated
@@ -289,6 +312,8 @@ class Wall:
             assert self.svc_error(note_file, case_node_id=node_id, title="probe", text=token) == self.missing_svc["note"]
             note = self.post(f"/api/memory/cases/{node_id}/notes/", {"title": "probe", "text": token})
             assert note == self.missing_http["note"]
+            for name, body in BAD_BODIES.items():
+                assert self.post_raw(f"/api/memory/cases/{node_id}/notes/", body) == self.missing_bad[name], name
             assert CaseSummary.objects.filter(case_id=case_key[2]).values_list("generation", "stale").get() == before
 
     def key_of(self, node_id: str) -> NodeKey:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.renderers import JSONRenderer
@@ -27,7 +29,7 @@ _KEPT_HEADERS = {"www-authenticate", "retry-after"}
 # and spec/api.md list the same; tests/test_api_schema.py compares them with every code written here.
 ERROR_CODES = (
     "not_found",  # 404: hidden and absent alike
-    "invalid",  # 400 (a field named), 406, 415
+    "invalid",  # 400 (a field named), 406, 413 (a body over DATA_UPLOAD_MAX_MEMORY_SIZE), 415
     "unauthenticated",  # 401
     "throttled",  # 429, with Retry-After
     "method_not_allowed",  # 405: the endpoint exists, not for that method
@@ -62,6 +64,11 @@ def _error(exc: Exception, context: dict[str, Any]) -> Response | None:
         # The assistant's endpoints have no "forbidden" answer: what a viewer
         # may not see does not exist for them, with the one body for both.
         return Response(error_body("not_found", NotFound.message), status=status.HTTP_404_NOT_FOUND)
+    if isinstance(exc, RequestDataTooBig):
+        # Raised by Django as DRF reads the body, after sign-in and before the case is looked up;
+        # left alone, Django would answer its HTML 400.
+        message = f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes."
+        return Response(error_body("invalid", message), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, NotSupported):
         # The host's adapter lacks an optional ability (notes, single records): the same answer
         # whatever the case or id asked about, checked before any of them is looked up.

@@ -62,3 +62,29 @@ class LimitInputSerializer(serializers.Serializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         attrs.setdefault("limit", None)
         return attrs
+
+
+class StrictCharField(serializers.CharField):
+    """A string and only a string: DRF's CharField would store `123` as "123" and `true` as "True"."""
+
+    default_error_messages = {"not_a_string": "Must be a string."}
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """A JSON body: a key it does not declare is refused, `invalid` naming it, as MCP refuses an unknown argument.
+
+    DRF would drop it silently, and a client that misspelt `origin` would file a note without one.
+    """
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = next((key for key in data if key not in self.fields), None)
+            if unknown is not None:
+                takes = ", ".join(sorted(self.fields))
+                raise serializers.ValidationError({unknown: [f"Unknown field {unknown!r}. This body takes: {takes}."]})
+        return super().to_internal_value(data)

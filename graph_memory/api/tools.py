@@ -198,7 +198,9 @@ def _note_body() -> dict[str, Any]:
             },
             "origin": {
                 "type": "object",
-                "description": "Where it comes from: this conversation's id and the ids of the messages it keeps.",
+                "description": "Where it comes from: this conversation's id and the ids of the messages it keeps. "
+                "Filed again with the same message ids into the same case, the note already filed comes back and "
+                "nothing new is filed, so a retried call is safe.",
                 "properties": {
                     "conversation_id": {**origin_id, "description": "This conversation's id."},
                     "message_ids": {

@@ -26,6 +26,7 @@ from graph_memory import access, conf, services
 from graph_memory.api import tools
 from graph_memory.api.authentication import CsrfCheckedSessionAuthentication, CsrfFailed, TokenOrBearerAuthentication
 from graph_memory.api.errors import exception_handler
+from graph_memory.api.parsers import StrictJSONParser
 from graph_memory.api.serializers import (
     ErrorOutputSerializer,
     LimitInputSerializer,
@@ -79,10 +80,12 @@ class MemoryApi(MemoryWiring, APIView):
 
     With MemoryWiring, every policy DRF would otherwise take from the host's
     defaults is set here (tests/test_api_host_defaults.py tries hostile ones);
-    parsers and metadata do not apply, as no endpoint reads a body or answers OPTIONS.
+    metadata does not apply, as no endpoint answers OPTIONS. A body, where an
+    endpoint reads one, is strict JSON (api/parsers.py), whatever the host's parsers.
     """
 
     renderer_classes = [JSONRenderer]
+    parser_classes = [StrictJSONParser]
     throttle_classes = [MemoryRateThrottle]
     # Every endpoint is a read; OPTIONS would answer DRF's metadata without the notice.
     http_method_names = ["get", "head"]

@@ -8,7 +8,11 @@ only of quotes already verified on their pages, since a model's raw tokens could
 carry a quote that is not there), then `done` (the whole answer as the JSON body,
 with the token usage of the router and answer calls); `: working` comments while
 the model works. A client that leaves stops the stream, and the answer call if it
-has not started; the query log row is written in a `finally` path whatever happened.
+has not started. The query log row is written by the view, as `aborted` ("client
+disconnected before the first byte"), before the stream is handed to the server: a
+client that leaves before the server reads the stream's first piece cancels the
+response with no code of the stream run. The stream's `finally` completes that same
+row with how it ended, whatever happened: one row per question.
 """
 
 from __future__ import annotations
@@ -73,8 +77,13 @@ def _event(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n".encode()
 
 
-async def stream_answer(target: answers.Target, *, viewer: Any, question: str) -> AsyncIterator[bytes]:
-    """`token` events, then `done`; the query log row in `finally`, awaited, so it lands even on an abort."""
+async def stream_answer(
+    target: answers.Target, *, viewer: Any, question: str, query_id: int | None = None
+) -> AsyncIterator[bytes]:
+    """`token` events, then `done`; the query log row in `finally`, awaited, so it lands even on an abort.
+
+    With `query_id` (the row the view wrote on receiving the question) that row is completed; without, one is written.
+    """
     started = time.monotonic()
     answer: answers.Answer | None = None
     outcome, error = DocumentQuery.Outcome.FAILURE, "unexpected error"
@@ -105,10 +114,15 @@ async def stream_answer(target: answers.Target, *, viewer: Any, question: str) -
             await asyncio.wait({work})
         if answer is None and not work.cancelled() and work.exception() is None:
             answer = work.result()
-        await sync_to_async(answers.log_query)(
-            target, viewer=viewer, answer=answer, outcome=outcome, error=error, streamed=True,
-            latency_ms=int((time.monotonic() - started) * 1000),
-        )  # fmt: skip
+        latency_ms = int((time.monotonic() - started) * 1000)
+        if query_id is None:
+            await sync_to_async(answers.log_query)(
+                target, viewer=viewer, answer=answer, outcome=outcome, error=error, streamed=True, latency_ms=latency_ms
+            )
+        else:
+            await sync_to_async(answers.log_query_finish)(
+                target, query_id=query_id, answer=answer, outcome=outcome, error=error, latency_ms=latency_ms
+            )
 
 
 class CaseAskApi(MemoryApi):
@@ -169,9 +183,12 @@ class CaseAskApi(MemoryApi):
         data = self.valid(self.InputSerializer, request)
         target = answers.open_documents(viewer=request.user, node_id=case_id, document=data.get("document"))
         if self.always_stream or EVENT_STREAM in request.META.get("HTTP_ACCEPT", ""):
-            response = StreamingHttpResponse(
-                stream_answer(target, viewer=request.user, question=data["q"]), content_type=EVENT_STREAM
-            )
+            received = answers.log_query(
+                target, viewer=request.user, answer=None, outcome=DocumentQuery.Outcome.ABORTED,
+                error="client disconnected before the first byte", streamed=True,
+            )  # fmt: skip
+            stream = stream_answer(target, viewer=request.user, question=data["q"], query_id=received.pk)
+            response = StreamingHttpResponse(stream, content_type=EVENT_STREAM)
             # Cache-Control (private, no-store) and Vary are set for every answer by MemoryWiring.
             response["X-Accel-Buffering"] = "no"  # a proxy must not hold the events back
             return response

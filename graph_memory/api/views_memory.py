@@ -11,17 +11,29 @@ from __future__ import annotations
 from django.utils.http import parse_etags
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import exceptions, serializers, status
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from graph_memory import conf
 from graph_memory.adapter import NoteOrigin
 from graph_memory.api.errors import error_body
-from graph_memory.api.serializers import ErrorOutputSerializer, NodeOutputSerializer
+from graph_memory.api.serializers import (
+    ErrorOutputSerializer,
+    NodeOutputSerializer,
+    StrictCharField,
+    StrictInputSerializer,
+)
 from graph_memory.api.views import ERRORS, ORIENTATION, MemoryApi
 from graph_memory.memory_index import memory_index
-from graph_memory.notes import ORIGIN_ID_MAX_CHARS, ORIGIN_MAX_MESSAGES, NoteInvalid, NoteRateLimited, note_file
+from graph_memory.notes import (
+    IDEMPOTENCY_HEADER,
+    IDEMPOTENCY_KEY_MAX_CHARS,
+    ORIGIN_ID_MAX_CHARS,
+    ORIGIN_MAX_MESSAGES,
+    NoteInvalid,
+    NoteRateLimited,
+    note_file,
+)
 from graph_memory.sources import source_get
 from graph_memory.writeback.guard import NoteCrossesWall
 
@@ -44,13 +56,12 @@ def _case_parameter() -> OpenApiParameter:
 
 class CaseNoteFileApi(MemoryApi):
     http_method_names = ["post"]
-    parser_classes = [JSONParser]
 
     @extend_schema_serializer(component_name="NoteInput")
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInputSerializer):
         @extend_schema_serializer(component_name="NoteOrigin")
-        class OriginSerializer(serializers.Serializer):
-            conversation_id = serializers.CharField(
+        class OriginSerializer(StrictInputSerializer):
+            conversation_id = StrictCharField(
                 max_length=ORIGIN_ID_MAX_CHARS,
                 required=False,
                 allow_blank=True,
@@ -58,20 +69,20 @@ class CaseNoteFileApi(MemoryApi):
                 help_text="The assistant's conversation the note comes from.",
             )
             message_ids = serializers.ListField(
-                child=serializers.CharField(max_length=ORIGIN_ID_MAX_CHARS, trim_whitespace=False),
+                child=StrictCharField(max_length=ORIGIN_ID_MAX_CHARS, trim_whitespace=False),
                 max_length=ORIGIN_MAX_MESSAGES, required=False,
                 help_text="The messages of that conversation the note keeps.",
             )  # fmt: skip
 
         def get_fields(self) -> dict[str, serializers.Field]:
             fields = super().get_fields()
-            fields["title"] = serializers.CharField(
+            fields["title"] = StrictCharField(
                 min_length=1,
                 max_length=int(conf.get("NOTE_TITLE_MAX_CHARS")),
                 trim_whitespace=False,
                 help_text="A short title.",
             )
-            fields["text"] = serializers.CharField(
+            fields["text"] = StrictCharField(
                 min_length=1,
                 max_length=int(conf.get("NOTE_MAX_CHARS")),
                 trim_whitespace=False,
@@ -105,9 +116,27 @@ class CaseNoteFileApi(MemoryApi):
 
     @extend_schema(
         operation_id="file_note",
-        parameters=[_case_parameter()],
+        parameters=[
+            _case_parameter(),
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description=f"1 to {IDEMPOTENCY_KEY_MAX_CHARS} printable ASCII characters naming this filing: sent "
+                "again, the first note comes back (200) and nothing more is filed. Without it, the origin's "
+                "message ids in this case name the filing.",
+            ),
+        ],
         request=InputSerializer,
-        responses={201: OutputSerializer, **ERRORS, **CROSSES_WALL, **NOT_SUPPORTED},
+        responses={
+            201: OutputSerializer,
+            200: OpenApiResponse(OutputSerializer, description="A repeat of an earlier filing: that first note."),
+            **ERRORS,
+            413: ErrorOutputSerializer,
+            **CROSSES_WALL,
+            **NOT_SUPPORTED,
+        },
         description=(
             "File a note into a case the user may open: stored verbatim as a new working note of the case, "
             "attributed to the user, marked assistant-filed with where it came from. It is never changed "
@@ -117,7 +146,11 @@ class CaseNoteFileApi(MemoryApi):
             "case names, case numbers, identifiers, amounts, dates, runs of 8+ words) of another of the user's "
             "cases that someone who may open this case may not is refused with 409 crosses_wall, naming what "
             "matched and from which of the user's cases; a source id the note cites must be a record of this "
-            "case (400 naming the field). " + ORIENTATION
+            "case (400 naming the field). Filing is idempotent: the same Idempotency-Key header, or without one "
+            "the same origin message ids in the same case, returns the first note with 200 and files nothing, "
+            "concurrent repeats included. Strict JSON: a repeated key, a field the body does not take, a number "
+            "for a text, or nesting deeper than a few levels is 400 invalid naming it; a body over the server's "
+            "limit is 413. " + ORIENTATION
         ),
     )
     def post(self, request: Request, case_id: str) -> Response:
@@ -132,6 +165,7 @@ class CaseNoteFileApi(MemoryApi):
                 title=data["title"],
                 text=data["text"],
                 origin=NoteOrigin(origin.get("conversation_id", ""), tuple(origin.get("message_ids", ()))),
+                idempotency_key=request.headers.get(IDEMPOTENCY_HEADER),
             )
         except NoteInvalid as exc:
             raise exceptions.ValidationError({exc.field: [str(exc)]}) from exc
@@ -154,7 +188,9 @@ class CaseNoteFileApi(MemoryApi):
             },
             "notice": conf.get("NOTICE"),
         }
-        return Response(self.OutputSerializer(body).data, status=status.HTTP_201_CREATED)
+        return Response(
+            self.OutputSerializer(body).data, status=status.HTTP_200_OK if note.replayed else status.HTTP_201_CREATED
+        )
 
 
 # --- Open what a summary cites -------------------------------------------------------

@@ -348,19 +348,36 @@ def _log(target: Target, calls: list[ModelCall], purpose: str, answer: Answer, o
 # --- the log, and the two ways of serving --------------------------------------------------------
 
 
-def log_query(target: Target, *, viewer: Any, answer: Answer | None, outcome: str, error: str = "",
-              streamed: bool = False, latency_ms: int = 0) -> DocumentQuery:  # fmt: skip
-    """One row for every question, whatever its outcome; no question text."""
+def _log_fields(target: Target, *, answer: Answer | None, outcome: str, error: str, latency_ms: int) -> dict[str, Any]:
     tokens_in, tokens_out = answer.tokens() if answer is not None else (0, 0)
-    return DocumentQuery.objects.create(
-        firm_id=target.firm_id, case_id=target.case_id,
-        viewer_id=getattr(viewer, "pk", None) if getattr(viewer, "is_authenticated", False) else None,
+    return dict(
         documents=answer.documents if answer else [], sections=answer.sections if answer else [],
         router=answer.router if answer else "", outcome=outcome, error=(error or (answer.error if answer else ""))[:300],
-        streamed=streamed, quotes_served=len(answer.quotes) if answer else 0,
+        quotes_served=len(answer.quotes) if answer else 0,
         quotes_rejected=answer.rejected_quotes if answer else 0, tokens_in=tokens_in, tokens_out=tokens_out,
         latency_ms=latency_ms,
     )  # fmt: skip
+
+
+def log_query(target: Target, *, viewer: Any, answer: Answer | None, outcome: str, error: str = "",
+              streamed: bool = False, latency_ms: int = 0) -> DocumentQuery:  # fmt: skip
+    """One row for every question, whatever its outcome; no question text."""
+    return DocumentQuery.objects.create(
+        firm_id=target.firm_id, case_id=target.case_id,
+        viewer_id=getattr(viewer, "pk", None) if getattr(viewer, "is_authenticated", False) else None,
+        streamed=streamed, **_log_fields(target, answer=answer, outcome=outcome, error=error, latency_ms=latency_ms),
+    )  # fmt: skip
+
+
+def log_query_finish(target: Target, *, query_id: int, answer: Answer | None, outcome: str, error: str = "",
+                     latency_ms: int = 0) -> None:  # fmt: skip
+    """Complete the row `log_query` wrote when a streamed question was received, with how it ended.
+
+    A stream's row is written before its first byte (the client may leave before the stream is
+    ever read, and then no code of the stream runs) and completed here: still one row per question.
+    """
+    fields = _log_fields(target, answer=answer, outcome=outcome, error=error, latency_ms=latency_ms)
+    DocumentQuery.objects.filter(firm_id=target.firm_id, pk=query_id).update(**fields)
 
 
 def ask_documents(*, viewer: Any, node_id: Any, question: str, document: str | None = None) -> Answer:

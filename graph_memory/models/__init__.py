@@ -6,7 +6,7 @@ from graph_memory.models.lint import LintFinding, LintRun
 from graph_memory.models.refresh import MissedChange, RefreshRun
 from graph_memory.models.sight import Sight, SightCase, SightState
 from graph_memory.models.summaries import AICall, CaseSummary, SummaryVersion
-from graph_memory.models.writeback import NoteRefusal
+from graph_memory.models.writeback import NoteFiling, NoteRefusal
 
 __all__ = [
     "AICall",
@@ -18,6 +18,7 @@ __all__ = [
     "LintRun",
     "MissedChange",
     "Node",
+    "NoteFiling",
     "NoteRefusal",
     "RefreshRun",
     "Sight",

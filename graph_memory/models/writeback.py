@@ -36,3 +36,31 @@ class NoteRefusal(models.Model):
 
     def __str__(self) -> str:
         return f"Note refused on case {self.case_id} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class NoteFiling(models.Model):
+    """One idempotency key's note: a note filed again with the same key gets this one back, not a second note.
+
+    The key is a digest of the client's `Idempotency-Key` header or, without
+    one, of the note's origin (the case, the conversation and the message ids
+    it keeps). Inserted in the transaction that files the note, and unique per
+    firm and filer: a concurrent duplicate waits on the first one's insert and
+    then finds its row (`notes.note_file`), with no read-then-write. Holds no
+    text, only digests and the note's key; the note itself stays the host's.
+    """
+
+    # The unique key leads with the firm: it is the firm's index too.
+    firm = models.ForeignKey(conf.firm_model_label(), on_delete=models.CASCADE, related_name="+", db_index=False)
+    filer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False)
+    key = models.CharField(max_length=64, help_text="SHA-256 of the Idempotency-Key header, or of the note's origin.")
+    case = models.ForeignKey(conf.case_model_label(), on_delete=models.CASCADE, related_name="+", db_index=False)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the case, title, text and origin filed.")
+    note_key = models.CharField(max_length=200, blank=True, help_text="The note's key (its source id is note:<key>).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["firm", "filer", "key"], name="gm_note_filing_key")]
+        indexes = [models.Index(fields=["case"], name="gm_note_filing_case")]
+
+    def __str__(self) -> str:
+        return f"Note {self.note_key} filed on case {self.case_id}"

@@ -47,6 +47,7 @@ from typing import Any
 from django.db import DatabaseError, InterfaceError, connection, transaction
 from django.db.models import Case as SqlCase
 from django.db.models import F, Q, QuerySet, Sum, Value, When
+from django.db.models.functions import Concat, Left
 from django.utils import timezone
 
 from graph_memory import conf, embeddings
@@ -325,3 +326,32 @@ def refresh_firm(
 def firms_to_refresh() -> list[int]:
     """The ids of every firm the nightly run visits, in a stable order (tasks.py fans out one task each)."""
     return list(firm_model().objects.order_by("pk").values_list("pk", flat=True))
+
+
+QUEUE_UNAVAILABLE = "queue unavailable"
+
+
+def record_unqueued_runs(*, firm_ids: list[int], error: str, trigger: str = "nightly") -> list[RefreshRun]:
+    """Record tonight's run of each firm as `failed` with "queue unavailable: <error>": the fan-out could not
+    enqueue them (the broker is down), so no worker will ever start them.
+
+    Nothing was claimed, so every stale case stays stale and due: the next night's run takes it as usual.
+    """
+    now = timezone.now()
+    reason = f"{QUEUE_UNAVAILABLE}: {error}"[:_ERROR_MAX]
+    return RefreshRun.objects.bulk_create(
+        RefreshRun(firm_id=firm_id, trigger=trigger, status=RefreshRun.Status.FAILED, error=reason, finished_at=now)
+        for firm_id in firm_ids
+    )
+
+
+def note_on_run(*, firm_id: int, run_id: int, note: str) -> None:
+    """Add `note` to a finished run's `error` (the field a `done` run keeps its side failures in), leaving its status.
+
+    For what fails after the run itself finished (its search-index follow-up): the summaries were written,
+    so the run stays `done`. One UPDATE, appending, so two notes never overwrite each other.
+    """
+    separator = SqlCase(When(error="", then=Value("")), default=Value("; "))
+    RefreshRun.objects.filter(firm_id=firm_id, pk=run_id).update(
+        error=Left(Concat(F("error"), separator, Value(note)), _ERROR_MAX)
+    )
