@@ -17,6 +17,6 @@ def uninstall(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("graph_memory", "0021_sight_without_strings")]
+    dependencies = [("graph_memory", "0022_note_idempotency")]
 
     operations = [migrations.RunPython(migrations.RunPython.noop, reverse_code=uninstall, elidable=False)]

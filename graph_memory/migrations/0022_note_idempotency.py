@@ -12,7 +12,7 @@ from graph_memory import conf
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('graph_memory', '0020_partition_by_firm'),
+        ('graph_memory', '0021_sight_without_strings'),
         migrations.swappable_dependency(conf.firm_model_label()),
         migrations.swappable_dependency(conf.case_model_label()),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
