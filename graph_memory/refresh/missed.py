@@ -12,7 +12,8 @@ How a change is redone: the map by rebuilding the firm's map (deterministic;
 it also refreshes every label), each firm's when the firm is unknown; stale
 flags and document indexes by flagging the cases recorded, or, when they were
 not known, the cases the adapter names now for the row (read again); admin's
-log by redacting it again. A change whose cases cannot be told (its row is
+log by redacting it again; a user's firm and role in the access ledger by
+recording them as they are then. A change whose cases cannot be told (its row is
 gone and they were never known) stays open, counted on the health page.
 """
 
@@ -48,6 +49,7 @@ _WHAT = {
     Work.LABEL: "refresh a node's label",
     Work.DOCUMENT: "flag document indexes stale",
     Work.RETENTION: "redact admin's log",
+    Work.ACCESS: "record a user's firm and role in the access ledger",
 }
 
 
@@ -120,12 +122,16 @@ def record_failure(
             if ids:
                 firms = _firms_of_cases(ids)
             elif work == Work.LABEL and detail:  # the nodes standing for that row know their firms
-                firms = set(Node.objects.filter(kind=detail["kind"], ref_id=object_id).values_list("firm_id", flat=True))
+                firms = set(
+                    Node.objects.filter(kind=detail["kind"], ref_id=object_id).values_list("firm_id", flat=True)
+                )
             else:
                 firms = _firm_of_row(instance)
             row = {"work": work, "model": label, "object_id": "" if object_id is None else str(object_id),
                    "case_ids": ids, "detail": detail or {}, "error": error_text(error)}  # fmt: skip
-            MissedChange.objects.bulk_create(MissedChange(firm_id=firm_id, **row) for firm_id in sorted(firms) or [None])
+            MissedChange.objects.bulk_create(
+                MissedChange(firm_id=firm_id, **row) for firm_id in sorted(firms) or [None]
+            )
     except Exception:
         logger.exception("graph_memory: could not record that failure either (it is logged just above)")
 
@@ -171,6 +177,10 @@ def _redo(change: MissedChange) -> bool:
         mark_documents_stale(documents=[(case_id, key) for case_id, key in documents])
     elif change.work == Work.RETENTION:
         retention.admin_log_redact(model=apps.get_model(change.model), object_ids=[change.object_id])
+    elif change.work == Work.ACCESS:
+        from graph_memory.ledger import users  # the ledger imports this module's `guarded`
+
+        users.repair(model=change.model, object_id=change.object_id)
     return True
 
 
@@ -187,7 +197,9 @@ def repair_missed_changes(*, firm_id: int | None) -> Repaired:
     changes = list(MissedChange.objects.filter(firm_id=firm_id, repaired_at__isnull=True).order_by("pk"))
     mapped = [c.pk for c in changes if c.work in (Work.GRAPH, Work.LABEL)]
     if mapped:
-        firms = [firm_id] if firm_id is not None else list(firm_model().objects.order_by("pk").values_list("pk", flat=True))
+        firms = (
+            [firm_id] if firm_id is not None else list(firm_model().objects.order_by("pk").values_list("pk", flat=True))
+        )
         try:
             for firm in firms:
                 graph.graph_rebuild_firm(firm_id=firm)
