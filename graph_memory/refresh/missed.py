@@ -122,16 +122,12 @@ def record_failure(
             if ids:
                 firms = _firms_of_cases(ids)
             elif work == Work.LABEL and detail:  # the nodes standing for that row know their firms
-                firms = set(
-                    Node.objects.filter(kind=detail["kind"], ref_id=object_id).values_list("firm_id", flat=True)
-                )
+                firms = set(Node.objects.filter(kind=detail["kind"], ref_id=object_id).values_list("firm_id", flat=True))
             else:
                 firms = _firm_of_row(instance)
             row = {"work": work, "model": label, "object_id": "" if object_id is None else str(object_id),
                    "case_ids": ids, "detail": detail or {}, "error": error_text(error)}  # fmt: skip
-            MissedChange.objects.bulk_create(
-                MissedChange(firm_id=firm_id, **row) for firm_id in sorted(firms) or [None]
-            )
+            MissedChange.objects.bulk_create(MissedChange(firm_id=firm_id, **row) for firm_id in sorted(firms) or [None])
     except Exception:
         logger.exception("graph_memory: could not record that failure either (it is logged just above)")
 
@@ -197,9 +193,7 @@ def repair_missed_changes(*, firm_id: int | None) -> Repaired:
     changes = list(MissedChange.objects.filter(firm_id=firm_id, repaired_at__isnull=True).order_by("pk"))
     mapped = [c.pk for c in changes if c.work in (Work.GRAPH, Work.LABEL)]
     if mapped:
-        firms = (
-            [firm_id] if firm_id is not None else list(firm_model().objects.order_by("pk").values_list("pk", flat=True))
-        )
+        firms = [firm_id] if firm_id is not None else list(firm_model().objects.order_by("pk").values_list("pk", flat=True))
         try:
             for firm in firms:
                 graph.graph_rebuild_firm(firm_id=firm)
