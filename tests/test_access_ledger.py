@@ -19,16 +19,22 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accounts.models import Firm, User
-from graph_memory import access
-from graph_memory.ledger import history
+from graph_memory import access, ledger
+from graph_memory.adapter import get_adapter
+from graph_memory.checks import check_ledger_triggers
+from graph_memory.ledger import history, triggers
+from graph_memory.models import AccessChange, MissedChange
+from graph_memory.refresh.missed import repair_missed_changes
 from practice.models import Case, CaseGroupObjectPermission, CaseTeamMember, CaseUserObjectPermission
 from practice.permissions import view_case_permission
 from tests.factories import CaseFactory, FirmFactory, UserFactory
+from tests.test_checks import messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -189,3 +195,119 @@ def test_point_in_time_answers_equal_the_wall_at_every_step(
     # Before the firm existed nobody could open anything.
     before = times[0] - dt.timedelta(seconds=1)
     assert history.who_could_open(firm_id=firm_id, case_id=world.case_ids[0], start=before).rows == []
+
+
+# --- the ledger's own guarantees, each in one transaction (every row at one time) --------------------------
+
+
+def _everyone_now(firm_id: int, case_id: int) -> dict[int, tuple[str, ...]]:
+    answer = history.who_could_open(firm_id=firm_id, case_id=case_id, start=timezone.now())
+    return {a.id: a.periods[-1].why for a in answer.rows}
+
+
+@pytest.mark.django_db
+def test_the_baseline_is_the_access_standing_when_the_ledger_is_installed(personas: Any) -> None:
+    group = Group.objects.create(name="litigation")
+    personas.outsider.groups.add(group)
+    CaseGroupObjectPermission.objects.create(
+        group=group, content_object=personas.case, permission=view_case_permission()
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {AccessChange._meta.db_table}")
+    assert ledger.install() == len(triggers.trigger_names())
+    assert set(AccessChange.objects.values_list("reason", flat=True)) == {AccessChange.Reason.BASELINE}
+    assert _everyone_now(personas.firm.pk, personas.case.pk) == {
+        personas.owner.pk: ("owner",),
+        personas.teammate.pk: ("team",),
+        personas.outsider.pk: (f"group:{group.pk}",),
+        personas.firm_admin.pk: ("firm_admin",),
+    }
+    count = AccessChange.objects.count()
+    assert ledger.install() and AccessChange.objects.count() == count  # a second install writes no baseline
+
+
+@pytest.mark.django_db
+def test_rows_cannot_be_changed_or_deleted(personas: Any) -> None:
+    row = AccessChange.objects.filter(firm_id=personas.firm.pk).first()
+    for statement in (f"UPDATE {AccessChange._meta.db_table} SET granted = NOT granted WHERE id = %s",
+                      f"DELETE FROM {AccessChange._meta.db_table} WHERE id = %s"):  # fmt: skip
+        with pytest.raises(DatabaseError, match="append-only"), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(statement, [row.pk])
+
+
+def _allow_moves() -> None:
+    """The reference host keeps a case's and a user's rows in one firm with composite foreign keys; a host
+    without them may move either. Dropped for this test's transaction only (it is rolled back)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no pending checks: ALTER TABLE would refuse
+        cursor.execute("SELECT conrelid::regclass::text, conname FROM pg_constraint WHERE conname LIKE '%%same_firm'")
+        for table, name in cursor.fetchall():
+            cursor.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{name}"')
+
+
+@pytest.mark.django_db
+def test_a_case_moved_to_another_firm_ends_in_one_and_starts_in_the_other(personas: Any) -> None:
+    other = personas.other_firm_admin.firm
+    _allow_moves()
+    Case.objects.filter(pk=personas.case.pk).update(firm=other)  # raw enough: no signal, the trigger sees it
+    assert _everyone_now(personas.firm.pk, personas.case.pk) == {}
+    # In the new firm its standing grants hold (the users are of the old firm: the wall shows them nothing).
+    moved = AccessChange.objects.filter(firm_id=other.pk, case_id=personas.case.pk, reason=AccessChange.Reason.MOVED)
+    assert set(moved.values_list("kind", "viewer_id")) == {
+        (AccessChange.Kind.CASE, None),
+        (AccessChange.Kind.OWNER, personas.owner.pk),
+        (AccessChange.Kind.USER_GRANT, personas.owner.pk),
+        (AccessChange.Kind.USER_GRANT, personas.teammate.pk),
+    }
+    assert _everyone_now(other.pk, personas.case.pk) == {personas.other_firm_admin.pk: ("firm_admin",)}
+
+
+@pytest.mark.django_db
+def test_a_user_moved_or_deleted_is_recorded_from_the_save(personas: Any) -> None:
+    other = personas.other_firm_admin.firm
+    _allow_moves()
+    personas.teammate.firm = other
+    personas.teammate.save()
+    assert personas.teammate.pk not in _everyone_now(personas.firm.pk, personas.case.pk)
+    last = AccessChange.objects.filter(viewer_id=personas.teammate.pk, kind=AccessChange.Kind.USER).latest("id")
+    assert (last.firm_id, last.granted, last.reason) == (other.pk, True, AccessChange.Reason.MOVED)
+    outsider_id = personas.outsider.pk
+    personas.outsider.delete()
+    gone = AccessChange.objects.filter(viewer_id=outsider_id).latest("id")
+    assert (gone.kind, gone.granted, gone.reason) == (AccessChange.Kind.USER, False, AccessChange.Reason.DELETED)
+    logins = AccessChange.objects.count()
+    personas.owner.save(update_fields=["last_login"])
+    assert AccessChange.objects.count() == logins
+
+
+@pytest.mark.django_db
+def test_a_failure_to_record_never_fails_the_hosts_save_and_is_redone(personas: Any, monkeypatch: Any) -> None:
+    adapter = get_adapter()
+
+    def broken(viewer: Any) -> bool:
+        raise RuntimeError("the host's role lookup is down")
+
+    monkeypatch.setattr(adapter, "viewer_is_firm_admin", broken)
+    personas.outsider.role = User.Role.ADMIN
+    personas.outsider.save()  # does not raise
+    missed = MissedChange.objects.get(work=MissedChange.Work.ACCESS, object_id=str(personas.outsider.pk))
+    assert "role lookup is down" in missed.error
+    monkeypatch.undo()
+    repair_missed_changes(firm_id=personas.firm.pk)
+    assert _everyone_now(personas.firm.pk, personas.case.pk)[personas.outsider.pk] == ("firm_admin",)
+
+
+@pytest.mark.django_db
+def test_a_missing_trigger_is_e043_and_install_puts_it_back() -> None:
+    assert messages(check_ledger_triggers, databases=["default"]) == []
+    name = triggers.trigger_names()[0]
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT tgrelid::regclass::text FROM pg_trigger WHERE tgname = %s", [name])
+            cursor.execute(f"DROP TRIGGER {name} ON {cursor.fetchone()[0]}")
+        [(check_id, msg, hint)] = messages(check_ledger_triggers, databases=["default"])
+        assert check_id == "graph_memory.E043" and name in msg and "migrate" in hint
+        assert triggers.install() and messages(check_ledger_triggers, databases=["default"]) == []
+        assert triggers.uninstall() == len(triggers.trigger_names())
+        assert set(triggers.missing_triggers()) == set(triggers.trigger_names())
+        transaction.set_rollback(True)

@@ -94,7 +94,11 @@ def test_the_question_page_answers_for_the_firm_only(sides: tuple[Side, Side]) -
     assert {r[0] for r in page.context["rows"]} == {str(u.pk) for u in (ours.admin, ours.lawyer, ours.case.owner)}
     exported = _csv(http.get(reverse(QUESTION), {"case": ours.case.key, "at": at, "csv": "1"}))
     why = {row["id"]: row["why"] for row in exported}
-    assert why == {str(ours.admin.pk): "firm admin", str(ours.lawyer.pk): "team grant", str(ours.case.owner_id): "owner"}
+    assert why == {
+        str(ours.admin.pk): "firm admin",
+        str(ours.lawyer.pk): "team grant",
+        str(ours.case.owner_id): "owner",
+    }
     cases = http.get(reverse(QUESTION), {"user": ours.lawyer.username, "at": at})
     assert [r[0] for r in cases.context["rows"]] == [str(ours.case.pk)]
     # Another firm's case and user, by reference, id or name: the answer for what does not exist.
