@@ -311,3 +311,25 @@ def test_a_missing_trigger_is_e043_and_install_puts_it_back() -> None:
         assert triggers.uninstall() == len(triggers.trigger_names())
         assert set(triggers.missing_triggers()) == set(triggers.trigger_names())
         transaction.set_rollback(True)
+
+
+@pytest.mark.django_db
+def test_each_answer_is_a_fixed_number_of_queries(personas: Any, django_assert_num_queries: Any) -> None:
+    group = Group.objects.create(name="litigation")
+    personas.outsider.groups.add(group)
+    CaseGroupObjectPermission.objects.create(
+        group=group, content_object=personas.case, permission=view_case_permission()
+    )
+    for case in CaseFactory.create_batch(5, firm=personas.firm, owner=personas.owner):
+        CaseGroupObjectPermission.objects.create(group=group, content_object=case, permission=view_case_permission())
+    now = timezone.now()
+    # The case's rows, the firm's admins, the members of its groups, those users, the ledger's start.
+    with django_assert_num_queries(5):
+        answer = history.who_could_open(firm_id=personas.firm.pk, case_id=personas.case.pk, start=now)
+    assert {a.id for a in answer.rows} == {personas.owner.pk, personas.teammate.pk, personas.outsider.pk,
+                                           personas.firm_admin.pk}  # fmt: skip
+    # The user's rows, their groups' grants, those cases, the ledger's start.
+    for viewer in (personas.outsider, personas.firm_admin):
+        with django_assert_num_queries(4 if viewer == personas.outsider else 3):
+            answer = history.cases_open_to(firm_id=personas.firm.pk, viewer_id=viewer.pk, start=now)
+        assert len(answer.rows) == 6

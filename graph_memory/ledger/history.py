@@ -153,8 +153,9 @@ def _replay(
     return answer
 
 
-def _ordered(*querysets: Any) -> list[tuple[Any, ...]]:
-    rows = {row[0]: row for qs in querysets for row in qs.values_list(*_COLUMNS)}
+def _ordered(*parts: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows of every part once each, by time then id (a row may be in two parts)."""
+    rows = {row[0]: row for part in parts for row in part}
     return sorted(rows.values(), key=lambda row: (row[1], row[0]))
 
 
@@ -166,19 +167,16 @@ def _answer(firm_id: int, rows: list[Access], start: dt.datetime, end: dt.dateti
 
 def who_could_open(*, firm_id: int, case_id: int, start: dt.datetime, end: dt.datetime | None = None) -> Answer:
     """Who could open case `case_id` of firm `firm_id` at `start` (or at any time from `start` to `end`), and
-    why: one `Access` per viewer (its `id`). Five queries, each on the firm's rows."""
+    why: one `Access` per viewer (its `id`). At most five queries, each on the firm's rows."""
     start, end = _range(start, end)
-    firm = AccessChange.objects.filter(firm_id=firm_id, at__lte=end)
+    firm = AccessChange.objects.filter(firm_id=firm_id, at__lte=end).order_by()
     own = list(firm.filter(case_id=case_id).values_list(*_COLUMNS))
-    admins = firm.filter(kind=K.FIRM_ADMIN)
+    admins = list(firm.filter(kind=K.FIRM_ADMIN).values_list(*_COLUMNS))
     groups = {row[6] for row in own if row[2] == K.GROUP_GRANT}
-    members = firm.filter(kind=K.MEMBERSHIP, group_id__in=groups) if groups else firm.none()
-    members = list(members.values_list(*_COLUMNS))
-    viewers = {row[5] for row in own if row[5] is not None} | {row[5] for row in members}
-    viewers |= set(admins.values_list("viewer_id", flat=True).distinct())
-    users = firm.filter(kind=K.USER, viewer_id__in=viewers) if viewers else firm.none()
-    rows = sorted({row[0]: row for row in [*own, *members, *_ordered(admins, users)]}.values(),
-                  key=lambda row: (row[1], row[0]))  # fmt: skip
+    members = list(firm.filter(kind=K.MEMBERSHIP, group_id__in=groups).values_list(*_COLUMNS)) if groups else []
+    viewers = {row[5] for row in [*own, *members, *admins] if row[5] is not None}
+    users = list(firm.filter(kind=K.USER, viewer_id__in=viewers).values_list(*_COLUMNS)) if viewers else []
+    rows = _ordered(own, admins, members, users)
     everyone = (K.CASE, K.GROUP_GRANT)
     answer = _replay(
         rows, why=lambda state, viewer_id: state.why(viewer_id, case_id),
@@ -189,17 +187,16 @@ def who_could_open(*, firm_id: int, case_id: int, start: dt.datetime, end: dt.da
 
 def cases_open_to(*, firm_id: int, viewer_id: int, start: dt.datetime, end: dt.datetime | None = None) -> Answer:
     """Which cases of firm `firm_id` user `viewer_id` could open at `start` (or at any time from `start` to
-    `end`), and why: one `Access` per case (its `id`). Four queries, each on the firm's rows."""
+    `end`), and why: one `Access` per case (its `id`). At most four queries, each on the firm's rows."""
     start, end = _range(start, end)
-    firm = AccessChange.objects.filter(firm_id=firm_id, at__lte=end)
+    firm = AccessChange.objects.filter(firm_id=firm_id, at__lte=end).order_by()
     own = list(firm.filter(viewer_id=viewer_id).values_list(*_COLUMNS))
     groups = {row[6] for row in own if row[2] == K.MEMBERSHIP}
     granted = list(firm.filter(kind=K.GROUP_GRANT, group_id__in=groups).values_list(*_COLUMNS)) if groups else []
     cases = firm.filter(kind=K.CASE)
     if not any(row[2] == K.FIRM_ADMIN and row[3] for row in own):  # an admin's answer is every case of the firm
         cases = cases.filter(case_id__in={row[4] for row in [*own, *granted] if row[4] is not None})
-    rows = sorted({row[0]: row for row in [*own, *granted, *cases.values_list(*_COLUMNS)]}.values(),
-                  key=lambda row: (row[1], row[0]))  # fmt: skip
+    rows = _ordered(own, granted, list(cases.values_list(*_COLUMNS)))
     everyone = (K.USER, K.FIRM_ADMIN, K.MEMBERSHIP)
     answer = _replay(
         rows, why=lambda state, case_id: state.why(viewer_id, case_id),
