@@ -34,9 +34,7 @@ class GraphMemoryConfig(AppConfig):
         post_migrate.connect(_install_sight_triggers, sender=self)
         # The access ledger records on every host, LAWYER_SIGHT or not: its triggers, and users' firms and roles.
         post_migrate.connect(_install_ledger, sender=self, dispatch_uid="graph_memory.install_ledger")
-        from graph_memory.ledger import users
-
-        users.connect()
+        signals.connect_ledger()
         try:
             changes = adapter.changes()
         except Exception:

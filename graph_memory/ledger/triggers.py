@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import FieldDoesNotExist
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from graph_memory import access, sight
@@ -215,7 +216,7 @@ def _user_specs() -> list[tuple[str, str, str]]:
     meta = get_user_model()._meta
     try:
         active = _q(meta.get_field("is_active").column)
-    except Exception:
+    except FieldDoesNotExist:
         return []  # a user model without the column: ledger/signals.py records it from saves
     pk = _q(meta.pk.column)
     select = (

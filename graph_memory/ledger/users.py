@@ -2,7 +2,8 @@
 
 The adapter decides both in Python (`viewer_firm_id`, `viewer_is_firm_admin`:
 a column, a role, a property), so no trigger can see them; Django's
-`post_save` and `post_delete` on the user model can. Each save compares what
+`post_save` and `post_delete` on the user model can (connected in
+`graph_memory/signals.py`, `connect_ledger`). Each save compares what
 the adapter says now with the user's last rows in the ledger (one indexed
 query) and appends the difference, so a save that changes nothing appends
 nothing, and a change the trigger on `is_active` already wrote is not written
@@ -23,11 +24,10 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models.signals import post_delete, post_save
 
 from graph_memory.adapter import get_adapter
 from graph_memory.ledger.triggers import COLUMNS, LEDGER
-from graph_memory.models import AccessChange, MissedChange
+from graph_memory.models import AccessChange
 
 K, R = AccessChange.Kind, AccessChange.Reason
 
@@ -98,33 +98,6 @@ def record_user(*, viewer_id: int, user: Any | None, created: bool = False) -> i
                 [moved_to, K.MEMBERSHIP, R.MOVED, viewer_id],
             )
     return len(rows)
-
-
-def _saved(sender: Any, instance: Any, created: bool, update_fields: Any = None, **kwargs: Any) -> None:
-    if update_fields is not None and set(update_fields) <= {"last_login"}:
-        return  # a login: nothing the wall reads
-    _guarded(lambda: record_user(viewer_id=instance.pk, user=instance, created=created), instance)
-
-
-def _deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
-    _guarded(lambda: record_user(viewer_id=instance.pk, user=None), instance)
-
-
-def _guarded(run: Any, instance: Any) -> None:
-    from graph_memory.refresh.missed import guarded, record_failure
-
-    try:
-        with guarded():
-            run()
-    except Exception as exc:
-        record_failure(work=MissedChange.Work.ACCESS, error=exc, model=type(instance), instance=instance)
-
-
-def connect() -> None:
-    """Connect the user model's receivers (idempotent: fixed dispatch uids)."""
-    user = get_user_model()
-    post_save.connect(_saved, sender=user, dispatch_uid="graph_memory.ledger.user_saved", weak=False)
-    post_delete.connect(_deleted, sender=user, dispatch_uid="graph_memory.ledger.user_deleted", weak=False)
 
 
 def repair(*, model: str, object_id: str) -> None:

@@ -34,6 +34,7 @@ from django.utils import timezone
 from graph_memory import graph, retention
 from graph_memory.adapter import case_model, firm_model, get_adapter
 from graph_memory.documents.index import mark_documents_stale
+from graph_memory.ledger import users as ledger_users
 from graph_memory.models import MissedChange, Node
 from graph_memory.refresh.marking import mark_stale
 
@@ -174,9 +175,7 @@ def _redo(change: MissedChange) -> bool:
     elif change.work == Work.RETENTION:
         retention.admin_log_redact(model=apps.get_model(change.model), object_ids=[change.object_id])
     elif change.work == Work.ACCESS:
-        from graph_memory.ledger import users  # the ledger imports this module's `guarded`
-
-        users.repair(model=change.model, object_id=change.object_id)
+        ledger_users.repair(model=change.model, object_id=change.object_id)
     return True
 
 
