@@ -195,6 +195,9 @@ class MemoryAdapter:
 
     # The case model's foreign key to the firm model (a column `<name>_id`).
     case_firm_field = "firm"
+    # The case model's foreign key to the user who owns the case, if it has one: the access ledger
+    # (graph_memory/ledger/) then says a user's grant stands because they own the case, not as team.
+    case_owner_field: str | None = None
     # Case fields Django admin's search matches a summary's case by.
     case_admin_search_fields: tuple[str, ...] = ()
 

@@ -20,6 +20,7 @@ from graph_memory.adapter import firm_model, get_adapter
 from graph_memory.admin_display import log_admin_action, source_list, time_column, verification_table
 from graph_memory.admin_documents import DocumentIndexAdmin as DocumentIndexAdmin  # long documents' pages
 from graph_memory.admin_health import health_view
+from graph_memory.admin_ledger import AccessChangeAdmin as AccessChangeAdmin  # registers the access ledger's pages
 from graph_memory.admin_lint import LintFindingAdmin as LintFindingAdmin  # registers the lint's admin pages
 from graph_memory.admin_scoping import DerivedAdmin
 from graph_memory.display import page_time

@@ -33,6 +33,9 @@ class GraphMemoryConfig(AppConfig):
         # The sight's triggers are the wall's index: installed (or, with the sight off, removed) after every
         # migrate, whatever the host's receivers do.
         post_migrate.connect(_sync_sight_triggers, sender=self)
+        # The access ledger records on every host, LAWYER_SIGHT or not: its triggers, and users' firms and roles.
+        post_migrate.connect(_install_ledger, sender=self, dispatch_uid="graph_memory.install_ledger")
+        signals.connect_ledger()
         try:
             changes = adapter.changes()
         except Exception:
@@ -56,6 +59,15 @@ def _sync_sight_triggers(using: str, **_: Any) -> None:
             cursor.execute(sight.FRESH)
             if not cursor.fetchone()[0]:
                 sight.build(using=using)
+
+
+def _install_ledger(using: str, **_: Any) -> None:
+    """After every migrate (and flush): the access ledger's triggers, and its baseline when it is empty."""
+    from graph_memory import ledger
+    from graph_memory.models import AccessChange
+
+    if AccessChange._meta.db_table in connections[using].introspection.table_names():
+        ledger.install(using=using)
 
 
 def _create_cache_table(using: str, verbosity: int = 1, **_: Any) -> None:

@@ -30,7 +30,7 @@ from django.utils.module_loading import import_string
 
 from graph_memory import conf, embeddings, sight
 from graph_memory.adapter import get_adapter
-from graph_memory.models import Node, SightState
+from graph_memory.models import AccessChange, Node, SightState
 from graph_memory.refresh.schedule import InvalidCrontab, parse_crontab
 
 GUARDIAN_BACKEND = "guardian.backends.ObjectPermissionBackend"
@@ -251,6 +251,30 @@ def check_sight_triggers(app_configs: Any = None, databases: Any = None, **kwarg
         hint="Run python manage.py migrate (it installs them after every run), or set GRAPH_MEMORY['LAWYER_SIGHT'] = False.",
         id="graph_memory.E039",
     )]
+
+
+@checks.register(checks.Tags.database)
+def check_ledger_triggers(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The access ledger records a change only through its triggers (graph_memory/ledger/triggers.py)."""
+    alias = _memory_database()
+    if not _asked(alias, databases) or connections[alias].vendor != "postgresql":
+        return []
+    if AccessChange._meta.db_table not in connections[alias].introspection.table_names():
+        return []  # not migrated yet (migrate installs them)
+    from graph_memory.ledger import triggers
+
+    try:
+        missing = triggers.missing_triggers(using=alias)
+    except ImproperlyConfigured:
+        return []  # E033 names the adapter problem
+    if not missing:
+        return []
+    return [checks.Error(
+        f"{len(missing)} trigger(s) of the access ledger are missing from database {alias!r}: "
+        f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}; changes to who may open a case go unrecorded",
+        hint="Run python manage.py migrate (it installs them after every run).",
+        id="graph_memory.E043",
+    )]  # fmt: skip
 
 
 @checks.register(checks.Tags.database, checks.Tags.caches)

@@ -55,3 +55,8 @@ from graph_memory.documents.answers import ask_documents as ask_documents
 from graph_memory.documents.index import build_document_index as build_document_index
 from graph_memory.documents.index import mark_documents_stale as mark_documents_stale
 from graph_memory.documents.index import rebuild_stale_indexes as rebuild_stale_indexes
+
+# isort: split
+# The access ledger (graph_memory/ledger/): who could open which case's memory, when, and why.
+from graph_memory.ledger.history import cases_open_to as cases_open_to
+from graph_memory.ledger.history import who_could_open as who_could_open

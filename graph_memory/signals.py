@@ -24,6 +24,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Model, QuerySet
 from django.db.models.signals import m2m_changed, post_delete, post_init, post_save
@@ -31,6 +32,7 @@ from django.db.models.signals import m2m_changed, post_delete, post_init, post_s
 from graph_memory import conf, embeddings, events, graph, retention, tasks
 from graph_memory.adapter import Changes, ManyToManyWatch, Watch, case_model, get_adapter
 from graph_memory.documents.index import mark_documents_stale
+from graph_memory.ledger import users as ledger_users
 from graph_memory.models import MissedChange
 from graph_memory.refresh.marking import mark_stale
 from graph_memory.refresh.missed import guarded, record_failure
@@ -233,3 +235,33 @@ def _summary_saved(sender: Any, case_id: int, summary: Any = None, **kwargs: Any
         logger.exception("could not enqueue the embedding of case %s; the nightly backfill will retry", case_id)
         if summary is not None:
             embeddings.clear_embedding(summary)
+
+
+# --- the access ledger: a user's firm and firm-admin role (graph_memory/ledger/users.py) -------------------
+
+
+def connect_ledger() -> None:
+    """The user model's receivers that record a user's firm, activity and role in the access ledger, whatever
+    the adapter's `changes()` says (idempotent: fixed dispatch uids)."""
+    user = get_user_model()
+    post_save.connect(_user_saved, sender=user, dispatch_uid="graph_memory.ledger.user_saved", weak=False)
+    post_delete.connect(_user_deleted, sender=user, dispatch_uid="graph_memory.ledger.user_deleted", weak=False)
+
+
+def _user_saved(sender: Any, instance: Any, created: bool, update_fields: Any = None, **kwargs: Any) -> None:
+    if update_fields is not None and set(update_fields) <= {"last_login"}:
+        return  # a login: nothing the wall reads
+    _record_user(lambda: ledger_users.record_user(viewer_id=instance.pk, user=instance, created=created), instance)
+
+
+def _user_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:
+    _record_user(lambda: ledger_users.record_user(viewer_id=instance.pk, user=None), instance)
+
+
+def _record_user(run: Callable[[], Any], instance: Any) -> None:
+    """A failure never fails the host's save: recorded, and redone by the nightly run."""
+    try:
+        with guarded():
+            run()
+    except Exception as exc:
+        record_failure(work=MissedChange.Work.ACCESS, error=exc, model=type(instance), instance=instance)

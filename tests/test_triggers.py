@@ -14,6 +14,7 @@ from django.test import override_settings
 from graph_memory import sight, triggers
 from graph_memory.apps import _sync_sight_triggers
 from graph_memory.checks import check_sight_triggers
+from graph_memory.ledger import triggers as ledger
 from graph_memory.models import Sight, SightState
 from tests.scratch_db import manage, scratch_database
 
@@ -119,10 +120,11 @@ def test_migrate_graph_memory_zero_leaves_no_trigger_and_the_host_writing() -> N
         with psycopg.connect(url, autocommit=True) as db:
             count = "SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal AND tgname LIKE %s"
             assert db.execute(count, [PREFIX]).fetchone()[0] == len(sight.trigger_names())
+            assert db.execute(count, ["gm\\_ledger\\_%"]).fetchone()[0] == len(ledger.trigger_names())
         manage("config.settings", url, "migrate", "graph_memory", "zero", "--no-input")
-        with psycopg.connect(url, autocommit=True) as db:
-            assert db.execute(count, [PREFIX]).fetchone()[0] == 0
-            assert db.execute("SELECT count(*) FROM pg_proc WHERE proname LIKE %s", [PREFIX]).fetchone()[0] == 0
+        with psycopg.connect(url, autocommit=True) as db:  # the sight's and the access ledger's, all gone
+            assert db.execute(count, ["gm\\_%"]).fetchone()[0] == 0
+            assert db.execute("SELECT count(*) FROM pg_proc WHERE proname LIKE %s", ["gm\\_%"]).fetchone()[0] == 0
         assert "host writes done" in manage("config.settings", url, "shell", "-c", HOST_WRITES).stdout
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from graph_memory.models.documents import DocumentIndex, DocumentQuery
 from graph_memory.models.graph import Edge, Node
+from graph_memory.models.ledger import AccessChange
 from graph_memory.models.lint import LintFinding, LintRun
 from graph_memory.models.refresh import MissedChange, RefreshRun
 from graph_memory.models.sight import Sight, SightCase, SightState
@@ -10,6 +11,7 @@ from graph_memory.models.writeback import NoteFiling, NoteRefusal
 
 __all__ = [
     "AICall",
+    "AccessChange",
     "CaseSummary",
     "DocumentIndex",
     "DocumentQuery",

@@ -12,7 +12,8 @@ How a change is redone: the map by rebuilding the firm's map (deterministic;
 it also refreshes every label), each firm's when the firm is unknown; stale
 flags and document indexes by flagging the cases recorded, or, when they were
 not known, the cases the adapter names now for the row (read again); admin's
-log by redacting it again. A change whose cases cannot be told (its row is
+log by redacting it again; a user's firm and role in the access ledger by
+recording them as they are then. A change whose cases cannot be told (its row is
 gone and they were never known) stays open, counted on the health page.
 """
 
@@ -33,6 +34,7 @@ from django.utils import timezone
 from graph_memory import graph, retention
 from graph_memory.adapter import case_model, firm_model, get_adapter
 from graph_memory.documents.index import mark_documents_stale
+from graph_memory.ledger import users as ledger_users
 from graph_memory.models import MissedChange, Node
 from graph_memory.refresh.marking import mark_stale
 
@@ -48,6 +50,7 @@ _WHAT = {
     Work.LABEL: "refresh a node's label",
     Work.DOCUMENT: "flag document indexes stale",
     Work.RETENTION: "redact admin's log",
+    Work.ACCESS: "record a user's firm and role in the access ledger",
 }
 
 
@@ -171,6 +174,8 @@ def _redo(change: MissedChange) -> bool:
         mark_documents_stale(documents=[(case_id, key) for case_id, key in documents])
     elif change.work == Work.RETENTION:
         retention.admin_log_redact(model=apps.get_model(change.model), object_ids=[change.object_id])
+    elif change.work == Work.ACCESS:
+        ledger_users.repair(model=change.model, object_id=change.object_id)
     return True
 
 

@@ -12,11 +12,13 @@ from django.db import migrations
 
 def uninstall(apps: Any, schema_editor: Any) -> None:
     from graph_memory import sight, triggers
+    from graph_memory.ledger import triggers as ledger
 
-    triggers.uninstall(sight.TRIGGERS, using=schema_editor.connection.alias)
+    for declared in (sight.TRIGGERS, ledger.TRIGGERS):
+        triggers.uninstall(declared, using=schema_editor.connection.alias)
 
 
 class Migration(migrations.Migration):
-    dependencies = [("graph_memory", "0022_note_idempotency")]
+    dependencies = [("graph_memory", "0023_access_ledger")]
 
     operations = [migrations.RunPython(migrations.RunPython.noop, reverse_code=uninstall, elidable=False)]
