@@ -19,6 +19,9 @@ class LockKind(enum.IntEnum):
     GRAPH_FIRM = 0x474D  # "GM"
     # One build of a firm's own HNSW index at a time (firm_indexes.py).
     FIRM_INDEX = 7_140_002
+    # Writers of the sight's rows of holders in one bucket (sight.py: a row holds a node for several cases,
+    # so writers of different cases meet on it; taken in bucket order, they never wait on each other in a circle).
+    SIGHT_HOLDERS = 0x474D5348  # "GMSH"
 
 
 def key(kind: LockKind, object_id: int) -> tuple[int, int]:

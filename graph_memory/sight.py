@@ -35,7 +35,7 @@ from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
-from graph_memory import access, conf, triggers
+from graph_memory import access, conf, locks, triggers
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import Edge, Node, Sight, SightCase, SightState
 from graph_memory.triggers import Trigger, TriggerSet
@@ -53,15 +53,18 @@ N, E = Node._meta.db_table, Edge._meta.db_table
 # plan that scans a whole table for each changed row fits). Seq scans of the transition tables (which
 # have no index) stay; tests/test_sight.py checks every statement has an index path.
 INDEXED = "SET enable_seqscan = off"
+# Writers of the sight take one advisory lock per bucket of holders their statement rewrites (`_sync`).
+HOLDER_BUCKETS = 64
 
 _SYNC = f"""
 CREATE OR REPLACE FUNCTION gm_sight_sync() RETURNS trigger LANGUAGE plpgsql {INDEXED} AS $fn$
 BEGIN
-    -- TG_ARGV: the statements that take the cases' rows, delete their pairs' rows and write them anew,
-    -- each over this trigger's transition tables; three statements, three fresh snapshots.
-    EXECUTE TG_ARGV[0];
-    EXECUTE TG_ARGV[1];
-    EXECUTE TG_ARGV[2];
+    -- TG_ARGV: the statements that take the cases' rows and their holders' locks, delete the rows of no
+    -- other case, take the cases out of the others and write them back, each over this trigger's
+    -- transition tables; one statement after another, each with a fresh snapshot.
+    FOR i IN 0 .. TG_NARGS - 1 LOOP
+        EXECUTE TG_ARGV[i];
+    END LOOP;
     RETURN NULL;
 END
 $fn$"""
@@ -125,28 +128,46 @@ def _held(wanted: str) -> str:
     return sql
 
 
-def _sync(pairs: str) -> tuple[str, str, str]:
-    """The three statements that bring the rows of `pairs` up to date: (holder, case) rows, a NULL holder
-    meaning every holder of the case. First each case's `SightCase` row (in case order), then delete, then
-    write each pair whose grant still stands, from the case's edges as they are now. Each reads the
-    tables one probe per pair (INDEXED): the rows it deletes by their row ids, found through the
-    (case, holder) index."""
+def _sync(pairs: str) -> tuple[str, ...]:
+    """The statements that bring the rows of `pairs` up to date: (holder, case) rows, a NULL holder
+    meaning every holder of the case. First each case's `SightCase` row (in case order) and the lock of
+    each holder's bucket (in bucket order); then each
+    pair's case taken out of its holder's rows (a row of no other case deleted, the others lessened);
+    then each pair whose grant still stands written back, from the case's edges as they are now. Each
+    reads the tables one probe per pair (INDEXED): a case's rows through the GIN index of `cases`."""
     wanted = f"SELECT DISTINCT p.h, p.c FROM ({pairs}) p(h, c) WHERE p.c IS NOT NULL"
     take = (
         f"INSERT INTO {CASES} (case_id, version) SELECT DISTINCT p.c, 1 FROM ({wanted}) p ORDER BY p.c "
         f"ON CONFLICT (case_id) DO UPDATE SET version = {CASES}.version + 1"
     )
-    drop = (
-        f"DELETE FROM {SIGHT} WHERE ctid = ANY(ARRAY(SELECT x.ctid FROM ({wanted}) p CROSS JOIN LATERAL ("
-        f"SELECT s.ctid FROM {SIGHT} s WHERE s.case_id = p.c AND (p.h IS NULL OR s.holder = p.h) OFFSET 0) x))"
+    # Per row, every case of the statement's pairs it holds: a row left with none is deleted, the others
+    # lose those cases (each row written once).
+    hit = f"""(
+    SELECT s.holder, s.node_id, s.firm_id, array_agg(DISTINCT p.c) AS gone
+    FROM ({wanted}) p CROSS JOIN LATERAL (
+        SELECT s.holder, s.node_id, s.firm_id FROM {SIGHT} s
+        WHERE s.cases @> ARRAY[p.c]::bigint[] AND (p.h IS NULL OR s.holder = p.h) OFFSET 0
+    ) s
+    GROUP BY s.holder, s.node_id, s.firm_id
+) hit WHERE (s.holder, s.node_id, s.firm_id) = (hit.holder, hit.node_id, hit.firm_id)"""
+    drop = f"DELETE FROM {SIGHT} s USING {hit} AND s.cases <@ hit.gone"
+    lessen = f"UPDATE {SIGHT} s SET cases = ARRAY(SELECT x FROM unnest(s.cases) x WHERE x <> ALL(hit.gone) ORDER BY x) FROM {hit}"
+    # A row holds a node for several of its holder's cases, so writers of different cases meet on it: each
+    # takes its holders' buckets first, in order (after the cases, in order), and none waits on another in a
+    # circle. Buckets, not holders: a map rebuild's statement rewrites every holder of its cases, and a lock
+    # per holder could fill PostgreSQL's lock table.
+    holders = f"SELECT p.h FROM ({wanted}) p WHERE p.h IS NOT NULL UNION SELECT g.holder FROM ({_held(wanted)}) g"
+    buckets = (
+        f"SELECT count(pg_advisory_xact_lock({int(locks.LockKind.SIGHT_HOLDERS)}, b.b)) FROM ("
+        f"SELECT DISTINCT (h.h % {HOLDER_BUCKETS})::int AS b FROM ({holders}) h(h) ORDER BY 1 OFFSET 0) b"
     )
-    return take, drop, _write(_held(wanted), probe=True)
+    return take, buckets, drop, lessen, _write(_held(wanted), probe=True)
 
 
 def _write(held: str, *, probe: bool = False) -> str:
-    """Insert the rows of the (holder, case_id) pairs `held` lists: every node at either end of the case's
-    edges. `probe`: each pair probes the edges and nodes through their indexes (a trigger's few pairs);
-    else joins (`build`: every grant at once)."""
+    """Write the rows of the (holder, case_id) pairs `held` lists: every node at either end of the case's
+    edges, its cases added to the holder's row of it. `probe`: each pair probes the edges and nodes
+    through their indexes (a trigger's few pairs); else joins (`build`: every grant at once)."""
     if probe:
         edges = (
             f"CROSS JOIN LATERAL (SELECT e.source_id, e.target_id FROM {E} e WHERE e.case_id = g.case_id OFFSET 0) e"
@@ -154,15 +175,21 @@ def _write(held: str, *, probe: bool = False) -> str:
         node = f"CROSS JOIN LATERAL (SELECT n.* FROM {N} n WHERE n.id = g.id OFFSET 0) n"
     else:
         edges, node = f"JOIN {E} e ON e.case_id = g.case_id", f"JOIN {N} n ON n.id = g.id"
+    # One row per (holder, node) in the statement (ON CONFLICT may touch a row once); a row already there
+    # (the node reached through another case of the holder) gets these cases besides its own, and the node's
+    # names as they are now.
     return f"""
-INSERT INTO {SIGHT} (holder, node_id, case_id, firm_id, kind, label, name_key)
-SELECT g.holder, n.id, g.case_id, n.firm_id, n.kind, n.label, n.name_key
+INSERT INTO {SIGHT} AS s (holder, node_id, firm_id, kind, label, name_key, cases)
+SELECT g.holder, n.id, n.firm_id, n.kind, n.label, n.name_key, g.cases
 FROM (
-    SELECT DISTINCT g.holder, g.case_id, x.id FROM ({held}) g
+    SELECT g.holder, x.id, array_agg(DISTINCT g.case_id ORDER BY g.case_id) AS cases FROM ({held}) g
     {edges} CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
+    GROUP BY g.holder, x.id
 ) g
 {node}
-ON CONFLICT DO NOTHING
+ON CONFLICT (holder, node_id, firm_id) DO UPDATE SET
+    cases = ARRAY(SELECT DISTINCT x FROM unnest(s.cases || EXCLUDED.cases) x ORDER BY x),
+    kind = EXCLUDED.kind, label = EXCLUDED.label, name_key = EXCLUDED.name_key
 """
 
 
@@ -215,7 +242,10 @@ def _forget_specs() -> list[tuple[str, str]]:
     cases = f"SELECT {_q(case.pk.column)} FROM gm_old"
     # `= ANY(ARRAY(...))`: an index condition on the deleted ids (INDEXED), never a join the planner may turn around.
     specs = [
-        (_q(case.db_table), f"DELETE FROM {SIGHT} WHERE case_id = ANY(ARRAY({cases})); "
+        (_q(case.db_table), f"DELETE FROM {SIGHT} WHERE cases && ARRAY({cases})::bigint[] "
+                            f"AND cases <@ ARRAY({cases})::bigint[]; "
+                            f"UPDATE {SIGHT} SET cases = ARRAY(SELECT x FROM unnest(cases) x "
+                            f"WHERE x <> ALL(ARRAY({cases})) ORDER BY x) WHERE cases && ARRAY({cases})::bigint[]; "
                             f"DELETE FROM {CASES} WHERE case_id = ANY(ARRAY({cases}))"),
         (N, f"DELETE FROM {SIGHT} WHERE node_id = ANY(ARRAY(SELECT id FROM gm_old))"),
         (_q(user.db_table), f"DELETE FROM {SIGHT} WHERE holder = ANY(ARRAY(SELECT {_q(user.pk.column)}::bigint FROM gm_old))"),

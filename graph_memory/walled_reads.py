@@ -215,7 +215,10 @@ _MINE = "s.holder = ANY(ARRAY({holders})) AND s.firm_id = %s"
 # (LIMIT 1 keeps PostgreSQL from joining the whole list of visible cases instead).
 _STILL_OPEN = "CROSS JOIN LATERAL (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = {case} LIMIT 1) still_open"
 # The cases of node %s in the viewer's rows, each once (alias `s`: node_id, case_id). Params: firm id, node id.
-_NODE_CASES = f"(SELECT DISTINCT s.node_id, s.case_id FROM {S} s WHERE {_MINE} AND s.node_id = %s OFFSET 0) s"
+_NODE_CASES = (
+    f"(SELECT DISTINCT s.node_id, c.case_id FROM {S} s CROSS JOIN LATERAL unnest(s.cases) c(case_id) "
+    f"WHERE {_MINE} AND s.node_id = %s OFFSET 0) s"
+)
 
 # A node if the viewer reaches it: a case node they may open (one probe of the wall, as in NODE:
 # the case need not have edges yet), or any node in their rows. Params: node id, firm id, access, firm id, node id, access.
@@ -251,13 +254,13 @@ SIGHT_CASES_OF_NODE = f"SELECT s.case_id FROM {_NODE_CASES} {_STILL_OPEN.format(
 SIGHT_LOOKUP = f"""
 SELECT n.node_id, n.kind, n.label FROM (
     SELECT * FROM (
-        SELECT DISTINCT ON (s.node_id) s.node_id, s.kind, s.label, s.case_id, s.name_key LIKE %s AS prefix
+        SELECT DISTINCT ON (s.node_id) s.node_id, s.kind, s.label, s.cases[1] AS case_id, s.name_key LIKE %s AS prefix
         FROM ({{holders}}) h(h) CROSS JOIN LATERAL (
             SELECT s.* FROM {S} s
             WHERE graph_memory_lookup_words(s.holder, s.name_key) @@ replace(%s, '{HOLDER_MARK}', h.h::text)::tsquery
               AND s.holder + 0 = h.h AND s.firm_id = %s AND s.name_key LIKE %s AND (%s::text IS NULL OR s.kind = %s) OFFSET 0
         ) s
-        ORDER BY s.node_id, s.case_id
+        ORDER BY s.node_id, s.cases[1]
     ) d ORDER BY d.prefix DESC, d.label, d.node_id OFFSET 0
 ) n {_STILL_OPEN.format(case="n.case_id")}
 ORDER BY n.prefix DESC, n.label, n.node_id

@@ -73,10 +73,17 @@ def world() -> dict[str, Any]:
 
 
 def _rows() -> dict[tuple, tuple]:
-    """Every row of the sight: (holder, node, case) -> the rest, and the row's xmin (which transaction wrote it)."""
+    """Every row of the sight: (holder, node) -> the rest (its cases last), and the row's xmin (which
+    transaction wrote it)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT holder, node_id, case_id, firm_id, kind, label, name_key, xmin::text FROM {S}")
-        return {tuple(r[:3]): (tuple(r[3:7]), r[7]) for r in cursor.fetchall()}
+        cursor.execute(f"SELECT holder, node_id, firm_id, kind, label, name_key, cases, xmin::text FROM {S}")
+        rows = {tuple(r[:2]): (tuple(r[2:7]), r[7]) for r in cursor.fetchall()}
+    assert all(v[0][-1] and v[0][-1] == sorted(set(v[0][-1])) for v in rows.values()), "cases: ascending, never empty"
+    return rows
+
+
+def _cases(row: tuple) -> list[int]:
+    return row[0][-1]
 
 
 def assert_as_built() -> None:
@@ -237,14 +244,17 @@ def test_a_change_rewrites_the_rows_of_its_own_pairs_and_no_other(world: dict[st
     _new_counterparty(cases[0], lawyer)
     after = _rows()
     rewritten = {k for k in after if k not in before or before[k][1] != after[k][1]}
-    assert rewritten and {case for _, _, case in rewritten} == {cases[0].pk}
-    assert {k for k in before if k[2] != cases[0].pk} <= after.keys()
+    # Only rows that hold the case are written (a row holding it among others too); every other row is untouched.
+    assert rewritten and all(cases[0].pk in _cases(after[k]) for k in rewritten)
+    assert all(after.get(k) == row for k, row in before.items() if cases[0].pk not in _cases(row))
 
     before = _rows()
     _grant(cases[4], lawyer)
     after = _rows()
     rewritten = {k for k in after if k not in before or before[k][1] != after[k][1]}
-    assert rewritten and {(holder, case) for holder, _, case in rewritten} == {(lawyer.pk, cases[4].pk)}
+    assert rewritten and all(holder == lawyer.pk and cases[4].pk in _cases(after[(holder, node)])
+                             for holder, node in rewritten)  # fmt: skip
+    assert all(after.get(k) == row for k, row in before.items() if k[0] != lawyer.pk)
 
 
 def test_joining_a_group_or_a_new_vector_writes_no_row_and_a_groups_cases_are_held_once(world: dict[str, Any]) -> None:
@@ -260,7 +270,7 @@ def test_joining_a_group_or_a_new_vector_writes_no_row_and_a_groups_cases_are_he
     )
     CaseSummary.objects.filter(pk=summary.pk).update(embedding=[0.1] * 384, embedding_model="m")
     assert _rows() == before
-    held = {holder for holder, _, case in before if case in {c.pk for c in cases[3:]}}
+    held = {holder for (holder, _), row in before.items() if set(_cases(row)) & {c.pk for c in cases[3:]}}
     assert -group.pk in held and lawyer.pk not in held  # once for the group, not per member
     assert services.nodes_lookup(viewer=lawyer, q="castell partners 5").results  # through the group
 
@@ -366,9 +376,10 @@ def test_a_planted_row_is_still_held_back_by_the_wall(world: dict[str, Any]) -> 
     ends = Edge.objects.filter(case_id=hidden.pk).values("target_id")
     hidden_nodes = [*Node.objects.filter(pk__in=ends).exclude(pk=case_node.pk), case_node]
     Sight.objects.bulk_create(
-        Sight(holder=lawyer.pk, node_id=n.pk, case_id=hidden.pk, firm_id=n.firm_id, kind=n.kind, label=n.label,
+        Sight(holder=lawyer.pk, node_id=n.pk, cases=[hidden.pk], firm_id=n.firm_id, kind=n.kind, label=n.label,
               name_key=n.name_key)
         for n in hidden_nodes
+        if not Sight.objects.filter(holder=lawyer.pk, node_id=n.pk).exists()  # a node they reach anyway keeps its row
     )  # fmt: skip
     assert sight.current()  # planted without a trigger noticing: the sight table has none
     with pytest.raises(access.NotFound):
@@ -436,5 +447,52 @@ def test_two_writers_of_one_case_take_turns_and_the_second_reads_what_the_first_
             time.sleep(0.02)
     thread.join(20)
     assert done == [None]
-    assert not Sight.objects.filter(holder=lawyer.pk, case_id=case.pk).exists()
+    assert not Sight.objects.filter(holder=lawyer.pk, cases__contains=[case.pk]).exists()
+    assert_as_built()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("first", ["grant", "revoke"])
+def test_writers_of_two_cases_meeting_on_one_row_take_turns(first: str) -> None:
+    """A grant of one case and a revoke of another, for one lawyer, at once: both rewrite the lawyer's row
+    of the client the cases share. The second waits for the first (its holder's lock), then reads what it
+    committed: whichever goes first, the row ends holding the right cases, as a build from nothing has it."""
+    w = _make_world(f"sight-meet-{first}")
+    lawyer, cases = w["lawyer"], w["cases"]
+    steps: dict[str, Callable[[], Any]] = {
+        "grant": lambda: _grant(cases[4], lawyer),  # shares the client with cases 0 and 2
+        "revoke": lambda: _raw_revoke(cases[0], lawyer),
+    }
+    second = "revoke" if first == "grant" else "grant"
+    done: list[BaseException | None] = []
+    started = threading.Event()
+    pid: list[int] = []
+
+    def other() -> None:
+        try:
+            with transaction.atomic():
+                with connections["default"].cursor() as cursor:
+                    cursor.execute("SELECT pg_backend_pid()")
+                    pid.append(cursor.fetchone()[0])
+                started.set()
+                steps[second]()
+            done.append(None)
+        except BaseException as exc:
+            done.append(exc)
+        finally:
+            connections["default"].close()
+
+    with transaction.atomic():
+        steps[first]()
+        thread = threading.Thread(target=other)
+        thread.start()
+        assert started.wait(10)
+        deadline = time.monotonic() + 10
+        while not _waiting_on_a_lock(pid[0]):
+            assert time.monotonic() < deadline, "the second writer never waited"
+            time.sleep(0.02)
+    thread.join(20)
+    assert done == [None]
+    shared = Node.objects.get(kind=Node.Kind.CLIENT, ref_id=w["shared"].pk)
+    assert Sight.objects.get(holder=lawyer.pk, node_id=shared.pk).cases == [cases[2].pk, cases[4].pk]
     assert_as_built()

@@ -19,6 +19,6 @@ def uninstall(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("graph_memory", "0023_access_ledger")]
+    dependencies = [("graph_memory", "0024_sight_per_node")]
 
     operations = [migrations.RunPython(migrations.RunPython.noop, reverse_code=uninstall, elidable=False)]
