@@ -7,6 +7,7 @@ does not exist.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from typing import Any
 
@@ -22,10 +23,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from graph_memory import access, conf, services
+from graph_memory import access, conf, served_ledger, services
 from graph_memory.api import tools
 from graph_memory.api.authentication import CsrfCheckedSessionAuthentication, CsrfFailed, TokenOrBearerAuthentication
-from graph_memory.api.errors import exception_handler
+from graph_memory.api.errors import error_body, exception_handler
 from graph_memory.api.serializers import (
     ErrorOutputSerializer,
     LimitInputSerializer,
@@ -41,7 +42,12 @@ ORIENTATION = (
     "Orientation only: derived from the firm's own records for the signed-in user, and limited to cases that "
     "user may open. It is not authoritative; verify anything that matters against the live case file."
 )
-ERRORS = {400: ErrorOutputSerializer, 401: ErrorOutputSerializer, 404: ErrorOutputSerializer, 429: ErrorOutputSerializer}
+ERRORS = {
+    400: ErrorOutputSerializer,
+    401: ErrorOutputSerializer,
+    404: ErrorOutputSerializer,
+    429: ErrorOutputSerializer,
+}
 
 
 class MemoryWiring:
@@ -62,16 +68,66 @@ class MemoryWiring:
     # (an ETag) may say "private, no-cache" (or "private"); Vary is never relaxed.
     cache_control = "private, no-store"
 
+    # The name its served-ledger rows carry (`api:<name>`, or the MCP tool's); None: not an answer of the memory.
+    ledger_name: str | None = ""
+
     def get_exception_handler(self) -> Any:
         return exception_handler
+
+    def handle_exception(self, exc: Exception) -> Any:
+        try:
+            return super().handle_exception(exc)  # type: ignore[misc]
+        except Exception:
+            # An error no handler answers (a 500): its row, if it can be written, then Django's 500.
+            with contextlib.suppress(served_ledger.LedgerUnavailable):
+                self._ledger_row(self.request, 500, None)
+            raise
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         # Here rather than in a middleware or the renderer: it sees every answer, errors
         # (401, 404, 405, 429) included, and no host setting reaches it.
+        try:
+            self._ledger_row(request, response.status_code, response, **kwargs)
+        except served_ledger.LedgerUnavailable:
+            # Fail closed: no answer without its row.
+            message = "The memory could not record this answer, so it gives none. Try again later."
+            response = Response(error_body("unavailable", message), status=503)
+            request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
         response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
         response["Cache-Control"] = self.cache_control
         patch_vary_headers(response, ("Authorization", "Cookie"))
         return response
+
+    def _ledger_row(self, request: Request, http_status: int, response: Any, **kwargs: Any) -> None:
+        """The served-ledger row of this answer (served_ledger.record): one per answer to a viewer of a firm.
+
+        The cases are those the answer shows (its case nodes), and for a 2xx on a case's path, that case:
+        a 404 names none, so a hidden case leaves the row an absent one leaves.
+        """
+        if self.ledger_name is None:
+            return
+        viewer = getattr(request, "_user", None)  # set once authentication ran; never run here
+        firm_id = access.viewer_firm_id(viewer)
+        if firm_id is None:
+            return  # an anonymous or firmless caller was shown nothing and has no firm's chain
+        served = 200 <= http_status < 300
+        body = getattr(response, "data", None) if served else None
+        case_nodes = served_ledger.case_node_ids(body, *([kwargs["case_id"]] if served and "case_id" in kwargs else []))
+        data = getattr(request, "_full_data", None)
+        query = {
+            "method": request.method,
+            "path": request.path,
+            "query": sorted(request.query_params.lists()),
+            "body": data if isinstance(data, (dict, list)) else None,
+        }
+        served_ledger.record(
+            firm_id=firm_id,
+            viewer_id=viewer.pk,
+            endpoint=served_ledger.current_endpoint() or f"api:{self.ledger_name or type(self).__name__}",
+            status=served_ledger.status_for(http_status),
+            query=query,
+            case_node_ids=case_nodes,
+        )
 
 
 class MemoryApi(MemoryWiring, APIView):
@@ -166,13 +222,15 @@ class NodeNeighborsApi(MemoryApi):
 
     @extend_schema(
         operation_id="walk_neighbors",
-        parameters=[InputSerializer, OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id.")],
+        parameters=[
+            InputSerializer,
+            OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id."),
+        ],
         responses={200: OutputSerializer, **ERRORS},
         description=(
             "Walk the connection map one step: who works on a case, which client it is for, whom it is against, "
             "and from a person or party, the cases they connect to. Only edges of cases the user may open are "
-            "followed; a node reached through none answers 404, exactly like an id that never existed. "
-            + ORIENTATION
+            "followed; a node reached through none answers 404, exactly like an id that never existed. " + ORIENTATION
         ),
     )
     def get(self, request: Request, node_id: str) -> Response:
@@ -263,7 +321,9 @@ class NodeBriefApi(MemoryApi):
             case = NodeOutputSerializer()
             summary = serializers.CharField(allow_blank=True, help_text='The stored summary; "" when none exists yet.')
             has_summary = serializers.BooleanField()
-            header = serializers.CharField(help_text="Header facts: number, title, status, opened, client, counterparties.")
+            header = serializers.CharField(
+                help_text="Header facts: number, title, status, opened, client, counterparties."
+            )
             stale = serializers.BooleanField(help_text="The case changed after the summary was written.")
             live_facts = serializers.ListField(
                 child=serializers.CharField(),
@@ -299,6 +359,7 @@ class NodeBriefApi(MemoryApi):
                 if not self.context.get("statements"):
                     body.pop("statements", None)
                 return body
+
             # UTC with its offset whatever time zone the host has active (admin renders in the firm's).
             updated_at = serializers.DateTimeField(
                 source="written_at",
@@ -317,7 +378,10 @@ class NodeBriefApi(MemoryApi):
 
     @extend_schema(
         operation_id="get_brief",
-        parameters=[InputSerializer, OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id.")],
+        parameters=[
+            InputSerializer,
+            OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id."),
+        ],
         responses={200: OutputSerializer, **ERRORS},
         description=(
             "What the memory knows about one node. For a case: its stored AI-written summary (written on the spot "
@@ -397,14 +461,18 @@ class ToolsApi(MemoryApi):
             method = serializers.ChoiceField(choices=["GET", "POST"])
             path = serializers.CharField(help_text="Path template; path parameters in braces.")
             body = serializers.ListField(
-                child=serializers.CharField(), required=False, help_text="For a POST: the arguments sent as its JSON body."
+                child=serializers.CharField(),
+                required=False,
+                help_text="For a POST: the arguments sent as its JSON body.",
             )
 
         tools = serializers.ListField(
             child=serializers.DictField(),
             help_text='OpenAI function-calling tools: {"type": "function", "function": {name, description, parameters}}.',
         )
-        endpoints = serializers.DictField(child=EndpointSerializer(), help_text="For each tool name, the request to make.")
+        endpoints = serializers.DictField(
+            child=EndpointSerializer(), help_text="For each tool name, the request to make."
+        )
         instructions = serializers.CharField(
             help_text="How to use every tool's answers, said once for all of them: put it in the system prompt."
         )
@@ -444,6 +512,8 @@ class MemorySchemaApi(MemoryWiring, SpectacularAPIView):
 
     drf-spectacular's own renderers (YAML by default, JSON on request) stay.
     """
+
+    ledger_name = None  # the API's description, not an answer of the memory
 
     def _get_filename(self, request: Request, version: str | None) -> str:
         # drf-spectacular names the file after the title; a non-ASCII title (its em dash)

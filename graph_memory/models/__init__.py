@@ -4,6 +4,7 @@ from graph_memory.models.documents import DocumentIndex, DocumentQuery
 from graph_memory.models.graph import Edge, Node
 from graph_memory.models.lint import LintFinding, LintRun
 from graph_memory.models.refresh import MissedChange, RefreshRun
+from graph_memory.models.served import ServedChain, ServedRow
 from graph_memory.models.sight import Sight, SightCase, SightState
 from graph_memory.models.summaries import AICall, CaseSummary, SummaryVersion
 from graph_memory.models.writeback import NoteRefusal
@@ -20,6 +21,8 @@ __all__ = [
     "Node",
     "NoteRefusal",
     "RefreshRun",
+    "ServedChain",
+    "ServedRow",
     "Sight",
     "SightCase",
     "SightState",

@@ -60,3 +60,17 @@ def case_lock(case_id: int, *, wait: float = 0.0) -> Iterator[bool]:
     finally:
         if acquired and not transactional:
             _release(case_id)
+
+
+# The served ledger's sealer, per firm ("GMSL"): one sealer writes a firm's chain at a time.
+_LEDGER_NAMESPACE = 0x474D534C
+
+
+def try_firm_ledger_lock(firm_id: int) -> bool:
+    """Take the firm's served-ledger lock for the current transaction (released at commit); False if held.
+
+    Only the sealer takes it: readers append unsealed rows and never wait on it.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", (_LEDGER_NAMESPACE, (int(firm_id) % 2**32) - 2**31))
+        return bool(cursor.fetchone()[0])
