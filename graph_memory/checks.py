@@ -57,24 +57,16 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     if values["WRITER"] not in {"auto", "openai", "extractive"}:
         errors.append(checks.Error("GRAPH_MEMORY['WRITER'] must be auto, openai or extractive", id="graph_memory.E004"))
     if values["EMBEDDER"] not in {"auto", "local", "openai", "none"}:
-        errors.append(
-            checks.Error("GRAPH_MEMORY['EMBEDDER'] must be auto, local, openai or none", id="graph_memory.E005")
-        )
+        errors.append(checks.Error("GRAPH_MEMORY['EMBEDDER'] must be auto, local, openai or none", id="graph_memory.E005"))
     # The vector column's width is fixed by the migration; vectors of another width cannot be stored.
     if values["EMBEDDING_DIMENSIONS"] != conf.DEFAULTS["EMBEDDING_DIMENSIONS"]:
-        errors.append(
-            checks.Error(
-                f"GRAPH_MEMORY['EMBEDDING_DIMENSIONS'] must be {conf.DEFAULTS['EMBEDDING_DIMENSIONS']} (the migrated vector column)",
-                id="graph_memory.E030",
-            )
-        )
+        errors.append(checks.Error(
+            f"GRAPH_MEMORY['EMBEDDING_DIMENSIONS'] must be {conf.DEFAULTS['EMBEDDING_DIMENSIONS']} (the migrated vector column)",
+            id="graph_memory.E030",
+        ))
     budget = values["NIGHTLY_TOKEN_BUDGET"]
     if budget is not None and (not isinstance(budget, int) or budget < 0):
-        errors.append(
-            checks.Error(
-                "GRAPH_MEMORY['NIGHTLY_TOKEN_BUDGET'] must be None or a non-negative integer", id="graph_memory.E006"
-            )
-        )
+        errors.append(checks.Error("GRAPH_MEMORY['NIGHTLY_TOKEN_BUDGET'] must be None or a non-negative integer", id="graph_memory.E006"))
     # Nightly refresh schedule: caught here, not first at `setup_memory_schedule`.
     try:
         parse_crontab(values["NIGHTLY_CRONTAB"])
@@ -82,20 +74,14 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         errors.append(checks.Error(str(exc), id="graph_memory.E020"))
     timeout = values["ON_DEMAND_TIMEOUT"]
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0:
-        errors.append(
-            checks.Error(
-                "GRAPH_MEMORY['ON_DEMAND_TIMEOUT'] must be a non-negative number of seconds", id="graph_memory.E021"
-            )
-        )
+        errors.append(checks.Error("GRAPH_MEMORY['ON_DEMAND_TIMEOUT'] must be a non-negative number of seconds", id="graph_memory.E021"))
     rate = values["THROTTLE_RATE"]
     if rate is not None and not (isinstance(rate, str) and _RATE.fullmatch(rate)):
-        errors.append(
-            checks.Error(
-                f"GRAPH_MEMORY['THROTTLE_RATE'] = {rate!r} is not a request rate",
-                hint='Give requests per period, e.g. "120/min" (periods: s, min, hour, day), or None for no throttling.',
-                id="graph_memory.E038",
-            )
-        )
+        errors.append(checks.Error(
+            f"GRAPH_MEMORY['THROTTLE_RATE'] = {rate!r} is not a request rate",
+            hint='Give requests per period, e.g. "120/min" (periods: s, min, hour, day), or None for no throttling.',
+            id="graph_memory.E038",
+        ))
     return errors
 
 
@@ -115,13 +101,11 @@ def check_database_is_postgresql(app_configs: Any = None, **kwargs: Any) -> list
         return []  # Django reports an unknown ENGINE itself
     if vendor == "postgresql":
         return []
-    return [
-        checks.Error(
-            f"graph_memory needs PostgreSQL (with pgvector), but database {alias!r} is {vendor} ({engine})",
-            hint=f"Point DATABASES[{alias!r}] at PostgreSQL with pgvector 0.8+ (ENGINE 'django.db.backends.postgresql').",
-            id="graph_memory.E031",
-        )
-    ]
+    return [checks.Error(
+        f"graph_memory needs PostgreSQL (with pgvector), but database {alias!r} is {vendor} ({engine})",
+        hint=f"Point DATABASES[{alias!r}] at PostgreSQL with pgvector 0.8+ (ENGINE 'django.db.backends.postgresql').",
+        id="graph_memory.E031",
+    )]
 
 
 def _inside_migrate() -> bool:
@@ -163,31 +147,27 @@ def check_vector_extension(app_configs: Any = None, databases: Any = None, **kwa
         return []
     if not available:
         # No command of this project can fix that: said before the first migrate too, which would fail on it.
-        return [
-            checks.Error(
-                f"pgvector is not installed on the PostgreSQL server of database {alias!r}: the memory's first "
-                "migration cannot create the 'vector' extension",
-                hint=(
-                    "Install pgvector 0.8+ on the database server (e.g. the postgresql-<major>-pgvector package, "
-                    "or the pgvector/pgvector Docker image), then run python manage.py migrate."
-                ),
-                id="graph_memory.E032",
-            )
-        ]
-    if not _memory_migrated(alias):
-        return []  # `migrate` creates it: the memory's first migration runs CREATE EXTENSION vector
-    return [
-        checks.Error(
-            f"The PostgreSQL extension 'vector' (pgvector) is not installed in database {alias!r}, though the "
-            "memory's migrations have run",
+        return [checks.Error(
+            f"pgvector is not installed on the PostgreSQL server of database {alias!r}: the memory's first "
+            "migration cannot create the 'vector' extension",
             hint=(
-                f"Have a role allowed to create extensions (e.g. a superuser) run CREATE EXTENSION vector; in "
-                f"database {connections[alias].settings_dict['NAME']!r} (migrate will not: the migration that "
-                "creates it has run)."
+                "Install pgvector 0.8+ on the database server (e.g. the postgresql-<major>-pgvector package, "
+                "or the pgvector/pgvector Docker image), then run python manage.py migrate."
             ),
             id="graph_memory.E032",
-        )
-    ]
+        )]
+    if not _memory_migrated(alias):
+        return []  # `migrate` creates it: the memory's first migration runs CREATE EXTENSION vector
+    return [checks.Error(
+        f"The PostgreSQL extension 'vector' (pgvector) is not installed in database {alias!r}, though the "
+        "memory's migrations have run",
+        hint=(
+            f"Have a role allowed to create extensions (e.g. a superuser) run CREATE EXTENSION vector; in "
+            f"database {connections[alias].settings_dict['NAME']!r} (migrate will not: the migration that "
+            "creates it has run)."
+        ),
+        id="graph_memory.E032",
+    )]
 
 
 def _has_guardian_backend() -> bool:
@@ -208,41 +188,35 @@ def check_adapter(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
         adapter = get_adapter()
     except ImproperlyConfigured as exc:
         # Not set, cannot be imported, or not a MemoryAdapter subclass: the message says which.
-        return [
-            checks.Error(
-                str(exc),
-                hint=(
-                    'Set GRAPH_MEMORY["ADAPTER"] to the dotted path of your subclass of '
-                    'graph_memory.adapter.MemoryAdapter, e.g. "myproduct.memory_adapter.MemoryAdapter"; '
-                    "docs/host-developers.md walks through writing one."
-                ),
-                id="graph_memory.E033",
-            )
-        ]
+        return [checks.Error(
+            str(exc),
+            hint=(
+                'Set GRAPH_MEMORY["ADAPTER"] to the dotted path of your subclass of '
+                'graph_memory.adapter.MemoryAdapter, e.g. "myproduct.memory_adapter.MemoryAdapter"; '
+                "docs/host-developers.md walks through writing one."
+            ),
+            id="graph_memory.E033",
+        )]
     try:
         adapter.changes()
     except Exception as exc:
         raised = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        return [
-            checks.Error(
-                f"The adapter's changes() raised {raised}; the memory watches none of the host's records, so no "
-                "change flags a summary stale or updates the map",
-                hint=(
-                    f"Fix changes() of {conf.get('ADAPTER')}: it runs once at startup (AppConfig.ready) to connect "
-                    "the memory's receivers to the models it names."
-                ),
-                id="graph_memory.E042",
-            )
-        ]
+        return [checks.Error(
+            f"The adapter's changes() raised {raised}; the memory watches none of the host's records, so no "
+            "change flags a summary stale or updates the map",
+            hint=(
+                f"Fix changes() of {conf.get('ADAPTER')}: it runs once at startup (AppConfig.ready) to connect "
+                "the memory's receivers to the models it names."
+            ),
+            id="graph_memory.E042",
+        )]
     if adapter.guardian_permissions() is not None and not _has_guardian_backend():
-        return [
-            checks.Error(
-                f"The adapter opens cases by django-guardian object permissions, but {GUARDIAN_BACKEND} "
-                "is not in AUTHENTICATION_BACKENDS",
-                hint=f"Add '{GUARDIAN_BACKEND}' to AUTHENTICATION_BACKENDS, after Django's ModelBackend.",
-                id="graph_memory.E034",
-            )
-        ]
+        return [checks.Error(
+            f"The adapter opens cases by django-guardian object permissions, but {GUARDIAN_BACKEND} "
+            "is not in AUTHENTICATION_BACKENDS",
+            hint=f"Add '{GUARDIAN_BACKEND}' to AUTHENTICATION_BACKENDS, after Django's ModelBackend.",
+            id="graph_memory.E034",
+        )]
     return []
 
 
@@ -260,14 +234,12 @@ def check_sight_triggers(app_configs: Any = None, databases: Any = None, **kwarg
     missing = sight.missing_triggers()
     if not missing:
         return []
-    return [
-        checks.Error(
-            f"{len(missing)} trigger(s) that keep lawyers' sight current are missing from database {alias!r}: "
-            f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}",
-            hint="Run python manage.py migrate (it installs them after every run), or set GRAPH_MEMORY['LAWYER_SIGHT'] = False.",
-            id="graph_memory.E039",
-        )
-    ]
+    return [checks.Error(
+        f"{len(missing)} trigger(s) that keep lawyers' sight current are missing from database {alias!r}: "
+        f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}",
+        hint="Run python manage.py migrate (it installs them after every run), or set GRAPH_MEMORY['LAWYER_SIGHT'] = False.",
+        id="graph_memory.E039",
+    )]
 
 
 @checks.register(checks.Tags.database, checks.Tags.caches)
@@ -286,14 +258,12 @@ def check_cache_table(app_configs: Any = None, databases: Any = None, **kwargs: 
         return []
     if not _memory_migrated(alias):
         return []
-    return [
-        checks.Error(
-            f"The default cache is a database cache whose table {table!r} does not exist in database {alias!r}; "
-            "the API's throttle keeps its counts there",
-            hint="Run python manage.py createcachetable (or python manage.py migrate, which creates it too).",
-            id="graph_memory.E035",
-        )
-    ]
+    return [checks.Error(
+        f"The default cache is a database cache whose table {table!r} does not exist in database {alias!r}; "
+        "the API's throttle keeps its counts there",
+        hint="Run python manage.py createcachetable (or python manage.py migrate, which creates it too).",
+        id="graph_memory.E035",
+    )]
 
 
 @checks.register()
@@ -311,13 +281,11 @@ def check_host_models(app_configs: Any = None, **kwargs: Any) -> list[checks.Che
             problem = f"{setting} = {label!r} names a model that is not installed"
         else:
             continue
-        errors.append(
-            checks.Error(
-                problem,
-                hint=f"Set {setting} to your model as 'app_label.ModelName', with its app in INSTALLED_APPS.",
-                id=check_id,
-            )
-        )
+        errors.append(checks.Error(
+            problem,
+            hint=f"Set {setting} to your model as 'app_label.ModelName', with its app in INSTALLED_APPS.",
+            id=check_id,
+        ))
     return errors
 
 
@@ -327,9 +295,7 @@ def check_search_relevance(app_configs: Any = None, **kwargs: Any) -> list[check
     messages: list[checks.CheckMessage] = []
     share = conf.get("SEARCH_EXACT_SHARE")
     if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
-        messages.append(
-            checks.Error("GRAPH_MEMORY['SEARCH_EXACT_SHARE'] must be a number from 0 to 1", id="graph_memory.E040")
-        )
+        messages.append(checks.Error("GRAPH_MEMORY['SEARCH_EXACT_SHARE'] must be a number from 0 to 1", id="graph_memory.E040"))
     floors = conf.get("SEARCH_MIN_SIMILARITY")
     try:
         floors = json.loads(floors) if isinstance(floors, str) else floors
@@ -341,28 +307,24 @@ def check_search_relevance(app_configs: Any = None, **kwargs: Any) -> list[check
         for model, value in floors.items()
     )
     if not valid:
-        messages.append(
-            checks.Error(
-                "GRAPH_MEMORY['SEARCH_MIN_SIMILARITY'] must map embedding models (or \"*\") to a cosine similarity "
-                "from -1 to below 1, or None",
-                hint='e.g. {"local:all-MiniLM-L6-v2": 0.33, "*": None}',
-                id="graph_memory.E041",
-            )
-        )
+        messages.append(checks.Error(
+            "GRAPH_MEMORY['SEARCH_MIN_SIMILARITY'] must map embedding models (or \"*\") to a cosine similarity "
+            "from -1 to below 1, or None",
+            hint='e.g. {"local:all-MiniLM-L6-v2": 0.33, "*": None}',
+            id="graph_memory.E041",
+        ))
         return messages
     model = embeddings.configured_model()
     if model is not None and floors.get(model, floors.get("*")) is None:
-        messages.append(
-            checks.Warning(
-                f"Search has no similarity floor for the embedding model {model!r}: meaning alone will qualify no hit "
-                "(word matches are still found and ranked by meaning)",
-                hint=(
-                    f"Measure one on your own case texts (tests/relevance_corpus.py and bench/bench_search.py show how "
-                    f"the local model's was chosen) and set GRAPH_MEMORY['SEARCH_MIN_SIMILARITY'][{model!r}]."
-                ),
-                id="graph_memory.W040",
-            )
-        )
+        messages.append(checks.Warning(
+            f"Search has no similarity floor for the embedding model {model!r}: meaning alone will qualify no hit "
+            "(word matches are still found and ranked by meaning)",
+            hint=(
+                f"Measure one on your own case texts (tests/relevance_corpus.py and bench/bench_search.py show how "
+                f"the local model's was chosen) and set GRAPH_MEMORY['SEARCH_MIN_SIMILARITY'][{model!r}]."
+            ),
+            id="graph_memory.W040",
+        ))
     return messages
 
 
@@ -380,18 +342,14 @@ def check_writer_settings(app_configs: Any = None, **kwargs: Any) -> list[checks
     except ValueError:
         return []  # E001 already names the unreadable environment override
     if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
-        messages.append(
-            checks.Error(
-                "GRAPH_MEMORY['OPENAI_MAX_TOKENS'] must be None (sized from the output schema) or a positive integer",
-                id="graph_memory.E050",
-            )
-        )
+        messages.append(checks.Error(
+            "GRAPH_MEMORY['OPENAI_MAX_TOKENS'] must be None (sized from the output schema) or a positive integer",
+            id="graph_memory.E050",
+        ))
     if not isinstance(ttl, int) or isinstance(ttl, bool) or ttl < 1:
-        messages.append(
-            checks.Error(
-                "GRAPH_MEMORY['OPENAI_FORMAT_MEMORY_TTL'] must be a positive number of seconds", id="graph_memory.E051"
-            )
-        )
+        messages.append(checks.Error(
+            "GRAPH_MEMORY['OPENAI_FORMAT_MEMORY_TTL'] must be a positive number of seconds", id="graph_memory.E051"
+        ))
     for key, value in rates.items():
         if not _is_number(value) or not 0 <= value <= 1:
             messages.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a number from 0 to 1", id="graph_memory.E052"))
@@ -412,23 +370,17 @@ def check_compounding_settings(app_configs: Any = None, **kwargs: Any) -> list[c
             errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a positive integer", id="graph_memory.E080"))
     default, most = conf.get("SOURCE_CHARS_DEFAULT"), conf.get("SOURCE_CHARS_MAX")
     if isinstance(default, int) and isinstance(most, int) and default > most:
-        errors.append(
-            checks.Error("GRAPH_MEMORY['SOURCE_CHARS_DEFAULT'] exceeds SOURCE_CHARS_MAX", id="graph_memory.E080")
-        )
+        errors.append(checks.Error("GRAPH_MEMORY['SOURCE_CHARS_DEFAULT'] exceeds SOURCE_CHARS_MAX", id="graph_memory.E080"))
     index = conf.get("INDEX_MAX_BYTES")
     if isinstance(index, bool) or not isinstance(index, int) or index < 512:
-        errors.append(
-            checks.Error("GRAPH_MEMORY['INDEX_MAX_BYTES'] must be an integer of at least 512", id="graph_memory.E080")
-        )
+        errors.append(checks.Error("GRAPH_MEMORY['INDEX_MAX_BYTES'] must be an integer of at least 512", id="graph_memory.E080"))
     rate = conf.get("NOTE_RATE")
     if rate is not None and not (isinstance(rate, str) and _RATE.fullmatch(rate)):
-        errors.append(
-            checks.Error(
-                f"GRAPH_MEMORY['NOTE_RATE'] = {rate!r} is not a rate",
-                hint='Give notes per period, e.g. "30/hour" (periods: s, min, hour, day), or None for no limit.',
-                id="graph_memory.E081",
-            )
-        )
+        errors.append(checks.Error(
+            f"GRAPH_MEMORY['NOTE_RATE'] = {rate!r} is not a rate",
+            hint='Give notes per period, e.g. "30/hour" (periods: s, min, hour, day), or None for no limit.',
+            id="graph_memory.E081",
+        ))
     return errors
 
 
@@ -463,13 +415,11 @@ def check_document_settings(app_configs: Any = None, **kwargs: Any) -> list[chec
             errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a positive integer", id="graph_memory.E090"))
     router = conf.get("DOCUMENT_ROUTER_MAX_CHARS")
     if isinstance(router, bool) or not isinstance(router, int) or router < 1000:
-        errors.append(
-            checks.Error(
-                "GRAPH_MEMORY['DOCUMENT_ROUTER_MAX_CHARS'] must be an integer of at least 1000",
-                hint="The router reads the case's document indexes up to this size; below it not one section fits.",
-                id="graph_memory.E091",
-            )
-        )
+        errors.append(checks.Error(
+            "GRAPH_MEMORY['DOCUMENT_ROUTER_MAX_CHARS'] must be an integer of at least 1000",
+            hint="The router reads the case's document indexes up to this size; below it not one section fits.",
+            id="graph_memory.E091",
+        ))
     return errors
 
 

@@ -82,7 +82,8 @@ def ledger_key(purpose: str) -> bytes:
 
 def query_fingerprint(query: Any) -> str:
     """HMAC-SHA256 of the request as canonical JSON (method, path, parameters, body): its text is never kept."""
-    canonical = json.dumps(query, sort_keys=True, separators=(",", ":"), default=str, ensure_ascii=False)
+    # ASCII escapes: a lone surrogate in a bad body still has a fingerprint (UTF-8 would refuse it).
+    canonical = json.dumps(query, sort_keys=True, separators=(",", ":"), default=str)
     return hmac.new(ledger_key("fingerprint"), canonical.encode(), hashlib.sha256).hexdigest()
 
 

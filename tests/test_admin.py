@@ -15,10 +15,20 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Firm, User
-from graph_memory import services
+from graph_memory import served_chain, services
 from graph_memory.admin_scoping import FirmScopedAdmin
 from graph_memory.documents.index import mark_documents_stale
-from graph_memory.models import AICall, CaseSummary, DocumentQuery, Edge, Node, NoteRefusal, RefreshRun, SummaryVersion
+from graph_memory.models import (
+    AICall,
+    CaseSummary,
+    DocumentQuery,
+    Edge,
+    Node,
+    NoteRefusal,
+    RefreshRun,
+    ServedRow,
+    SummaryVersion,
+)
 from practice.models import Case, Client, Counterparty, Deadline
 from tests.factories import (
     CaseFactory,
@@ -124,6 +134,12 @@ def world(demo_firm: Firm, demo_users: dict[str, User]) -> World:
     _derived(own_case, text="Northwind buys Castell Components GmbH.")
     for firm in (demo_firm, other):  # a lint run with findings in each firm (graph_memory/admin_lint.py)
         services.lint_firm(firm_id=firm.pk)
+        # A served-ledger row in each firm, sealed (graph_memory/admin_served.py).
+        ServedRow.objects.create(
+            firm_id=firm.pk, viewer_id=None, endpoint="api:SearchApi", status="ok", at=timezone.now(),
+            query_fingerprint="0" * 64, case_ids=[],
+        )  # fmt: skip
+    served_chain.seal_all()
     return World(demo_firm, other, demo_users["dana"], demo_users["alice"], other_case, own_case)
 
 

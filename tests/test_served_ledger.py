@@ -27,6 +27,7 @@ from graph_memory.api.tools import tool_definitions
 from graph_memory.mcp_server import call_endpoint
 from graph_memory.models import Node, ServedChain, ServedRow
 from practice.models import Case
+from practice.models import Note as PracticeNote
 from tests.api_support import C014, C031, C088, NW, VISIBLE, World, build_world, node
 from tests.test_cache_headers import ROUTES, _ask, _methods, _path
 
@@ -324,10 +325,12 @@ def test_no_answer_without_its_row(demo_firm: Firm, demo_users: dict[str, User],
                 "error": {"code": "unavailable", "field": None, "message": refused.json()["error"]["message"]}
             }
             assert "Northwind" not in refused.content.decode() and c014 not in refused.content.decode()
+        notes = PracticeNote.objects.count()
         note = world.client("alice").post(
             f"{PREFIX}cases/{c014}/notes/", {"title": "Call", "text": "A call."}, content_type="application/json"
         )
-        assert note.status_code == 503  # and the note it would have filed rolled back with its row? see below
+        assert note.status_code == 503
+        assert PracticeNote.objects.count() == notes  # the note rolled back with its row
         status, text = call_endpoint(world.users["alice"], "get_brief", {"node_id": c014})
         assert status == 503 and "Northwind" not in text
         status, text = call_endpoint(world.users["alice"], "get_brief", {"node_id": c014, "bad": 1})

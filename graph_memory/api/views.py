@@ -11,6 +11,7 @@ import contextlib
 import datetime as dt
 from typing import Any
 
+from django.db import transaction
 from django.utils.cache import patch_vary_headers
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -42,12 +43,7 @@ ORIENTATION = (
     "Orientation only: derived from the firm's own records for the signed-in user, and limited to cases that "
     "user may open. It is not authoritative; verify anything that matters against the live case file."
 )
-ERRORS = {
-    400: ErrorOutputSerializer,
-    401: ErrorOutputSerializer,
-    404: ErrorOutputSerializer,
-    429: ErrorOutputSerializer,
-}
+ERRORS = {400: ErrorOutputSerializer, 401: ErrorOutputSerializer, 404: ErrorOutputSerializer, 429: ErrorOutputSerializer}
 
 
 class MemoryWiring:
@@ -73,6 +69,14 @@ class MemoryWiring:
 
     def get_exception_handler(self) -> Any:
         return exception_handler
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        if request.method in ("GET", "HEAD"):
+            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+        # A write (a note) and its served-ledger row commit together: if the row cannot be
+        # written, the write is rolled back with it, and the answer is the 503.
+        with transaction.atomic():
+            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
 
     def handle_exception(self, exc: Exception) -> Any:
         try:
@@ -222,15 +226,13 @@ class NodeNeighborsApi(MemoryApi):
 
     @extend_schema(
         operation_id="walk_neighbors",
-        parameters=[
-            InputSerializer,
-            OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id."),
-        ],
+        parameters=[InputSerializer, OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id.")],
         responses={200: OutputSerializer, **ERRORS},
         description=(
             "Walk the connection map one step: who works on a case, which client it is for, whom it is against, "
             "and from a person or party, the cases they connect to. Only edges of cases the user may open are "
-            "followed; a node reached through none answers 404, exactly like an id that never existed. " + ORIENTATION
+            "followed; a node reached through none answers 404, exactly like an id that never existed. "
+            + ORIENTATION
         ),
     )
     def get(self, request: Request, node_id: str) -> Response:
@@ -321,9 +323,7 @@ class NodeBriefApi(MemoryApi):
             case = NodeOutputSerializer()
             summary = serializers.CharField(allow_blank=True, help_text='The stored summary; "" when none exists yet.')
             has_summary = serializers.BooleanField()
-            header = serializers.CharField(
-                help_text="Header facts: number, title, status, opened, client, counterparties."
-            )
+            header = serializers.CharField(help_text="Header facts: number, title, status, opened, client, counterparties.")
             stale = serializers.BooleanField(help_text="The case changed after the summary was written.")
             live_facts = serializers.ListField(
                 child=serializers.CharField(),
@@ -359,7 +359,6 @@ class NodeBriefApi(MemoryApi):
                 if not self.context.get("statements"):
                     body.pop("statements", None)
                 return body
-
             # UTC with its offset whatever time zone the host has active (admin renders in the firm's).
             updated_at = serializers.DateTimeField(
                 source="written_at",
@@ -378,10 +377,7 @@ class NodeBriefApi(MemoryApi):
 
     @extend_schema(
         operation_id="get_brief",
-        parameters=[
-            InputSerializer,
-            OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id."),
-        ],
+        parameters=[InputSerializer, OpenApiParameter("node_id", str, OpenApiParameter.PATH, description="Opaque node id.")],
         responses={200: OutputSerializer, **ERRORS},
         description=(
             "What the memory knows about one node. For a case: its stored AI-written summary (written on the spot "
@@ -461,18 +457,14 @@ class ToolsApi(MemoryApi):
             method = serializers.ChoiceField(choices=["GET", "POST"])
             path = serializers.CharField(help_text="Path template; path parameters in braces.")
             body = serializers.ListField(
-                child=serializers.CharField(),
-                required=False,
-                help_text="For a POST: the arguments sent as its JSON body.",
+                child=serializers.CharField(), required=False, help_text="For a POST: the arguments sent as its JSON body."
             )
 
         tools = serializers.ListField(
             child=serializers.DictField(),
             help_text='OpenAI function-calling tools: {"type": "function", "function": {name, description, parameters}}.',
         )
-        endpoints = serializers.DictField(
-            child=EndpointSerializer(), help_text="For each tool name, the request to make."
-        )
+        endpoints = serializers.DictField(child=EndpointSerializer(), help_text="For each tool name, the request to make.")
         instructions = serializers.CharField(
             help_text="How to use every tool's answers, said once for all of them: put it in the system prompt."
         )
