@@ -18,7 +18,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client as HttpClient
-from django.urls import URLPattern
+from django.urls import URLPattern, reverse
 from django.utils import timezone
 
 from accounts.models import Firm, User
@@ -297,6 +297,10 @@ def test_a_firm_admin_sees_their_firms_rows_and_head_only(world: World) -> None:
     assert row.endpoint == "admin:casesummary" and set(row.case_ids) == set(
         Case.objects.filter(firm=world.firm).values_list("pk", flat=True)
     )
+    # The health page with a case's map: a row naming that case.
+    before = last_id()
+    assert dana.get(reverse("admin:graph_memory_health"), {"case": case_pk(C014)}).status_code == 200
+    assert (one_new_row(before).endpoint, one_new_row(before).case_ids) == ("admin:health", [case_pk(C014)])
 
 
 _FAIL = f"""
