@@ -32,7 +32,8 @@ CASES = 2_000
 LENA_CASES = 100
 READS = int(os.environ.get("BENCH_LEDGER_READS", "60"))
 THREADS = 8
-PER_THREAD = int(os.environ.get("BENCH_LEDGER_PER_THREAD", "40"))
+PER_THREAD = int(os.environ.get("BENCH_LEDGER_PER_THREAD", "20"))
+ROUNDS = 3
 
 
 def seed() -> dict[str, Any]:
@@ -119,6 +120,16 @@ class _LedgerOff:
         served_ledger.record = self.record
 
 
+class _Unflushed:
+    """SERVED_LEDGER_SYNCHRONOUS_COMMIT = False: the row's commit does not wait for its WAL flush."""
+
+    def __enter__(self) -> None:
+        os.environ["GRAPH_MEMORY_SERVED_LEDGER_SYNCHRONOUS_COMMIT"] = "0"
+
+    def __exit__(self, *exc: Any) -> None:
+        del os.environ["GRAPH_MEMORY_SERVED_LEDGER_SYNCHRONOUS_COMMIT"]
+
+
 def _concurrent(token: str, reads: list[tuple[str, str, dict[str, str]]], *, sealing: bool = False) -> list[float]:
     from django.db import connection
 
@@ -156,6 +167,23 @@ def _concurrent(token: str, reads: list[tuple[str, str, dict[str, str]]], *, sea
     return [t for per in times for t in per]
 
 
+def _insert_times(world: dict[str, Any]) -> list[float]:
+    """The row alone: `served_ledger.record` as a read calls it, autocommit (its own transaction and commit)."""
+    from graph_memory import served_ledger
+    from graph_memory.models import Node
+
+    case_node = str(Node.objects.get(kind="case", ref_id=world["case"].pk).pk)
+    times = []
+    for n in range(READS):
+        started = time.perf_counter()
+        served_ledger.record(
+            firm_id=world["firm"].pk, viewer_id=world["lena"].pk, endpoint="api:NodeBriefApi", status="ok",
+            query={"n": n}, case_node_ids=[case_node],
+        )  # fmt: skip
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
 def run() -> None:
     import datetime as dt
 
@@ -179,15 +207,27 @@ def run() -> None:
     progress("single reads ...")
     single = []
     for label, path, params in reads:
-        with_ledger = _time(client, path, params, READS)
-        with _LedgerOff():
-            without = _time(client, path, params, READS)
-        single.append((label, statistics.median(without), statistics.median(with_ledger)))
+        # Interleaved, one with and one without in turn: a busy neighbour slows both alike.
+        with_ledger, without, unflushed = [], [], []
+        for _ in range(READS):
+            with_ledger += _time(client, path, params, 1)
+            with _LedgerOff():
+                without += _time(client, path, params, 1)
+            with _Unflushed():
+                unflushed += _time(client, path, params, 1)
+        single.append((label, *(statistics.median(t) for t in (without, with_ledger, unflushed))))
+    inserts = _insert_times(world)
+    with _Unflushed():
+        unflushed_inserts = _insert_times(world)
     progress("8 concurrent readers ...")
-    with _LedgerOff():
-        off = _concurrent(token, reads)
-    on = _concurrent(token, reads)
-    sealing = _concurrent(token, reads, sealing=True)
+    off: list[float] = []
+    on: list[float] = []
+    sealing: list[float] = []
+    for _ in range(ROUNDS):  # the three ways in turn, ROUNDS times, pooled: load drifts across a run
+        with _LedgerOff():
+            off += _concurrent(token, reads)
+        on += _concurrent(token, reads)
+        sealing += _concurrent(token, reads, sealing=True)
     rows = ServedRow.objects.count()
     served_chain.seal_all()
     check = served_chain.verify_firm(firm_id=world["firm"].pk)
@@ -201,14 +241,28 @@ def run() -> None:
         "agents' test runs and busy: absolute timings are inflated, and the with/without pairs were taken "
         f"back to back to keep them comparable. Reads through the API as a lawyer who may open {LENA_CASES} of a "
         f'{CASES:,}-case firm (`bench/bench_served_ledger.py`), {READS} of each; "without" is the same request '
-        "with `served_ledger.record` switched off. Goal: the ledger adds at most 10 % to a read's p50.\n"
+        "with `served_ledger.record` switched off, the three taken in turn. Goal: the ledger adds at most 10 % to a "
+        "read's p50.\n"
     )
-    print("| read | p50 without | p50 with the ledger | added |")
-    print("| --- | ---: | ---: | ---: |")
-    for label, without, with_ledger in single:
-        print(f"| {label} | {without:.1f} ms | {with_ledger:.1f} ms | {(with_ledger / without - 1) * 100:+.0f} % |")
+    print(
+        "| read | p50 without | p50 with the ledger | added | p50 with it, `SERVED_LEDGER_SYNCHRONOUS_COMMIT` "
+        "False | added |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for label, without, with_ledger, unflushed in single:
+        print(
+            f"| {label} | {without:.1f} ms | {with_ledger:.1f} ms | {(with_ledger / without - 1) * 100:+.0f} % "
+            f"| {unflushed:.1f} ms | {(unflushed / without - 1) * 100:+.0f} % |"
+        )
+    print(
+        f"\nThe row alone (`served_ledger.record`: one INSERT in its own transaction): p50 "
+        f"{statistics.median(inserts):.1f} ms, p90 {percentile(inserts, 90):.1f} ms over {READS} when its commit "
+        f"waits for the WAL flush (the default); p50 {statistics.median(unflushed_inserts):.1f} ms, p90 "
+        f"{percentile(unflushed_inserts, 90):.1f} ms when it does not (`SERVED_LEDGER_SYNCHRONOUS_COMMIT` False)."
+    )
     print(
         f"\n{THREADS} threads (a database connection each) reading the same firm at once, {PER_THREAD} reads each, "
+        f"{ROUNDS} rounds of the three ways in turn, pooled; "
         "the five reads in turn. Readers append unsealed rows with one INSERT and take no lock; the sealer "
         "(`served_chain.seal_all`, in a loop every 50 ms in the third row) takes the firm's advisory lock, which no "
         "reader ever asks for. Goal: no reader waits on the chain (the rows with the ledger, and with the sealer "

@@ -436,6 +436,8 @@ def check_served_ledger_settings(app_configs: Any = None, **kwargs: Any) -> list
         errors.append(
             checks.Error("GRAPH_MEMORY['SERVED_LEDGER_KEY'] must be a non-empty string or None", id="graph_memory.E110")
         )
+    if not isinstance(conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT"), bool):
+        errors.append(checks.Error("GRAPH_MEMORY['SERVED_LEDGER_SYNCHRONOUS_COMMIT'] must be True or False", id="graph_memory.E110"))
     if not isinstance(conf.get("SERVED_LEDGER_LEGAL_HOLD"), bool):
         errors.append(
             checks.Error("GRAPH_MEMORY['SERVED_LEDGER_LEGAL_HOLD'] must be True or False", id="graph_memory.E110")

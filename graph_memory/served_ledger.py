@@ -155,8 +155,14 @@ def record(
         sorted({int(c) for c in case_ids}), firm_id, Node.Kind.CASE.value, list(case_node_ids),
     )  # fmt: skip
     try:
-        with connection.cursor() as cursor:
-            cursor.execute(_INSERT, params)
+        if conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") or connection.in_atomic_block:
+            with connection.cursor() as cursor:
+                cursor.execute(_INSERT, params)
+        else:
+            # Its own short transaction, so the setting holds for this row only.
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO off")
+                cursor.execute(_INSERT, params)
     except DatabaseError as exc:
         if connection.in_atomic_block:
             transaction.set_rollback(True)

@@ -339,10 +339,15 @@ def test_no_answer_without_its_row(demo_firm: Firm, demo_users: dict[str, User],
         assert status == 503 and "Northwind" not in text
         status, text = call_endpoint(world.users["alice"], "get_brief", {"node_id": c014, "bad": 1})
         assert status == 503
+        # The same when the row's commit does not wait for its flush: the INSERT itself still fails first.
+        settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SERVED_LEDGER_SYNCHRONOUS_COMMIT": False}
+        assert world.get("alice", f"{PREFIX}nodes/{c014}/brief/").status_code == 503
     finally:
         with connection.cursor() as cursor:
             cursor.execute(_UNFAIL)
-    assert world.get("alice", f"{PREFIX}nodes/{c014}/brief/").status_code == 200
+    before = last_id()
+    assert world.get("alice", f"{PREFIX}nodes/{c014}/brief/").status_code == 200  # its own transaction, committed
+    assert one_new_row(before).case_ids == [case_pk(C014)]
 
 
 @pytest.mark.django_db(transaction=True)
