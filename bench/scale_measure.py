@@ -203,7 +203,7 @@ def storage(summaries_table: str) -> dict[str, Any]:
     and rows, and the materialised per-viewer state: the tables with a `viewer_id` or `holder` column (the
     question log and the ledgers aside; a holder is a user, or a group negated: graph_memory.models.sight), their rows and bytes
     per viewer or holder, and the tables that only serve them (the sight's per-case and state rows)."""
-    from graph_memory.models import AccessChange, DocumentQuery
+    from graph_memory.models import AccessChange, DocumentQuery, ServedRow
 
     sql = world._sql
     tables = sql(
@@ -219,8 +219,8 @@ def storage(summaries_table: str) -> dict[str, Any]:
         "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() "
         "AND column_name IN ('viewer_id', 'holder') AND table_name = ANY(%s)", [list(sizes)],
     )  # fmt: skip
-    # Records, not state that serves reads: the question log and the access ledger (issue 31).
-    records = {DocumentQuery._meta.db_table, AccessChange._meta.db_table}
+    # Records, not state that serves reads: the question log, the access and served ledgers (issue 31).
+    records = {DocumentQuery._meta.db_table, AccessChange._meta.db_table, ServedRow._meta.db_table}
     keyed = {t: c for t, c in columns if t not in records}
     serving = {"graph_memory_sightcase", "graph_memory_sightstate", "graph_memory_sightviewer"} & set(sizes)
     viewer_tables = sorted(set(keyed) | serving)

@@ -23,6 +23,7 @@ from graph_memory.admin_health import health_view
 from graph_memory.admin_ledger import AccessChangeAdmin as AccessChangeAdmin  # registers the access ledger's pages
 from graph_memory.admin_lint import LintFindingAdmin as LintFindingAdmin  # registers the lint's admin pages
 from graph_memory.admin_scoping import DerivedAdmin
+from graph_memory.admin_served import ServedRowAdmin as ServedRowAdmin  # the served ledger (issue 31)
 from graph_memory.display import page_time
 from graph_memory.models import AICall, CaseSummary, Edge, Node, NoteRefusal, RefreshRun, SummaryVersion
 from graph_memory.summaries.service import SummaryFailed

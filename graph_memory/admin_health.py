@@ -21,11 +21,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
+from graph_memory import served_ledger
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.admin_lint import lint_health
 from graph_memory.admin_scoping import admin_firms
 from graph_memory.display import case_label, firm_timezone
-from graph_memory.models import AICall, Edge, MissedChange, Node, RefreshRun
+from graph_memory.models import AICall, Edge, MissedChange, Node, RefreshRun, ServedRow
 
 NIGHTS = 14
 KIND_COLOURS = {
@@ -304,6 +305,13 @@ def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
         "map": map_picture(edges, case_ref_id=case_id) if edges else None,
         "lint": lint_health(firm_id=firm.pk, firm_filter=request.user.is_superuser),
     }
+    if case is not None and not request.user.is_superuser:
+        # A case's map is memory content: its served-ledger row (issue 31), before the page is given.
+        served_ledger.record(
+            firm_id=firm.pk, viewer_id=request.user.pk, endpoint="admin:health", status=ServedRow.Status.OK,
+            query={"method": request.method, "path": request.path, "query": sorted(request.GET.lists())},
+            case_ids=[case.pk],
+        )  # fmt: skip
     # The page is one firm's: every time on it (and the header's label) in that firm's zone.
     with timezone.override(tz):
         return TemplateResponse(request, "admin/graph_memory/health.html", context).render()

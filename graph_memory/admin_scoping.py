@@ -24,7 +24,7 @@ from django.http import Http404, HttpRequest
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from graph_memory import conf
+from graph_memory import conf, served_ledger
 from graph_memory.adapter import firm_model, get_adapter
 from graph_memory.display import firm_timezone
 
@@ -244,9 +244,42 @@ class FirmScopedInline(FirmScopedMixin, admin.TabularInline):
 
 
 class DerivedAdmin(FirmScopedAdmin):
-    """Derived rows: viewable by the firm's admins and operators, never edited by hand."""
+    """Derived rows: viewable by the firm's admins and operators, never edited by hand.
+
+    Each list or detail page a firm admin opens is an answer of the memory: one served-ledger row
+    (`admin:<model>`) naming the cases of the rows it shows, written before the page is returned.
+    Superusers are the platform's operators, outside every firm's chain.
+    """
 
     derived_data = True
+    ledger_name: str | None = ""  # None: the page shows no memory content
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
+        response = super().changelist_view(request, extra_context)
+        changelist = (getattr(response, "context_data", None) or {}).get("cl")
+        self._ledger_row(request, response, getattr(changelist, "result_list", None) or [])
+        return response
+
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        response = super().changeform_view(request, *args, **kwargs)
+        shown = (getattr(response, "context_data", None) or {}).get("original")
+        self._ledger_row(request, response, [shown] if shown is not None else [])
+        return response
+
+    def _ledger_row(self, request: HttpRequest, response: Any, shown: Any) -> None:
+        firm_id = admin_firm_id(request.user)
+        if self.ledger_name is None or firm_id is None or _is_superuser(request):
+            return
+        case_ids = {getattr(obj, "case_id", None) for obj in shown}
+        case_ids |= {obj.ref_id for obj in shown if getattr(obj, "kind", None) == "case" and hasattr(obj, "ref_id")}
+        served_ledger.record(
+            firm_id=firm_id,
+            viewer_id=request.user.pk,
+            endpoint=f"admin:{self.ledger_name or self.model._meta.model_name}",
+            status=served_ledger.status_for(response.status_code),
+            query={"method": request.method, "path": request.path, "query": sorted(request.GET.lists())},
+            case_ids=[c for c in case_ids if c is not None],
+        )
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False

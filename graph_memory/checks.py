@@ -456,3 +456,25 @@ def check_document_settings(app_configs: Any = None, **kwargs: Any) -> list[chec
             id="graph_memory.E091",
         ))
     return errors
+
+
+@checks.register()
+def check_served_ledger_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The served ledger (issue 31): positive counts, a key that is a non-empty string or None, a boolean hold."""
+    errors: list[checks.CheckMessage] = []
+    for key in ("SERVED_LEDGER_RETENTION_DAYS", "SERVED_LEDGER_SEAL_SECONDS", "SERVED_LEDGER_SEAL_BATCH"):
+        value = conf.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            errors.append(checks.Error(f"GRAPH_MEMORY['{key}'] must be a positive integer", id="graph_memory.E110"))
+    key = conf.get("SERVED_LEDGER_KEY")
+    if key is not None and not (isinstance(key, str) and key):
+        errors.append(
+            checks.Error("GRAPH_MEMORY['SERVED_LEDGER_KEY'] must be a non-empty string or None", id="graph_memory.E110")
+        )
+    if not isinstance(conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT"), bool):
+        errors.append(checks.Error("GRAPH_MEMORY['SERVED_LEDGER_SYNCHRONOUS_COMMIT'] must be True or False", id="graph_memory.E110"))
+    if not isinstance(conf.get("SERVED_LEDGER_LEGAL_HOLD"), bool):
+        errors.append(
+            checks.Error("GRAPH_MEMORY['SERVED_LEDGER_LEGAL_HOLD'] must be True or False", id="graph_memory.E110")
+        )
+    return errors

@@ -183,6 +183,25 @@ DEFAULTS: dict[str, Any] = {
     "INDEX_MAX_BYTES": 4096,
     # Characters of each case's first written statement in the memory index.
     "INDEX_GIST_CHARS": 160,
+    # --- The served ledger (issue 31) ---
+    # The key of the ledger's query fingerprints and of its hash chain (any string). None: derived from
+    # SECRET_KEY. Set it to a key of its own and never change it: rows sealed under another key fail
+    # `memory_ledger verify`, and the same query no longer has the same fingerprint.
+    "SERVED_LEDGER_KEY": None,
+    # Days a served-ledger row is kept before `memory_ledger prune` may remove it (7 years).
+    "SERVED_LEDGER_RETENTION_DAYS": 2557,
+    # True: a legal hold; `memory_ledger prune` removes nothing, whatever the rows' age.
+    "SERVED_LEDGER_LEGAL_HOLD": False,
+    # False: a read's ledger row is committed without waiting for its WAL flush (PostgreSQL's
+    # `synchronous_commit = off`, for that row's transaction only): the row costs about the INSERT
+    # alone, but a database crash may lose the rows of the last fraction of a second, whose answers
+    # were given (docs/BENCHMARKS.md, "Served ledger", measures both). A row written inside a
+    # transaction (a note's) always waits with it.
+    "SERVED_LEDGER_SYNCHRONOUS_COMMIT": True,
+    # Seconds between two runs of the periodic task that seals new rows into each firm's chain.
+    "SERVED_LEDGER_SEAL_SECONDS": 60,
+    # Rows one firm's seal takes per transaction (the task loops until none is left).
+    "SERVED_LEDGER_SEAL_BATCH": 5000,
 }
 
 _INT_KEYS = {k for k, v in DEFAULTS.items() if isinstance(v, int) and not isinstance(v, bool)}

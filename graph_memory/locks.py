@@ -22,6 +22,8 @@ class LockKind(enum.IntEnum):
     # Writers of the sight's rows of holders in one bucket (sight.py: a row holds a node for several cases,
     # so writers of different cases meet on it; taken in bucket order, they never wait on each other in a circle).
     SIGHT_HOLDERS = 0x474D5348  # "GMSH"
+    # One sealer of a firm's served-ledger chain at a time (served_chain.py); readers never take it.
+    SERVED_LEDGER = 0x474D534C  # "GMSL"
 
 
 def key(kind: LockKind, object_id: int) -> tuple[int, int]:

@@ -52,7 +52,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from graph_memory.access import NotFound
+from graph_memory import served_ledger
+from graph_memory.access import NotFound, viewer_firm_id
 from graph_memory.api import tools
 from graph_memory.api.errors import error_body
 
@@ -128,21 +129,38 @@ def call_endpoint(viewer: Any, name: str, arguments: dict[str, Any]) -> tuple[in
     definition = next((t for t in tools.tool_definitions() if t["name"] == name), None)
     if definition is None:
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
-    try:
-        request = _request_for(definition, arguments)
-    except ArgumentError as exc:
-        return 400, _json(exc.body)
-    force_authenticate(request, user=viewer)
-    try:
-        match = resolve(request.path_info)
-    except Resolver404:  # a host that left out the memory's catch-all route: still the one 404
-        return 404, _json(error_body("not_found", NotFound.message))
-    request.resolver_match = match
-    response = match.func(request, *match.args, **match.kwargs)
+    with served_ledger.answering_as(f"mcp:{name}"):
+        try:
+            request = _request_for(definition, arguments)
+        except ArgumentError as exc:
+            return _unviewed(viewer, name, arguments, 400, exc.body)
+        force_authenticate(request, user=viewer)
+        try:
+            match = resolve(request.path_info)
+        except Resolver404:  # a host that left out the memory's catch-all route: still the one 404
+            return _unviewed(viewer, name, arguments, 404, error_body("not_found", NotFound.message))
+        request.resolver_match = match
+        # The view writes the served-ledger row, named for the tool (served_ledger.answering_as).
+        response = match.func(request, *match.args, **match.kwargs)
     if getattr(response, "streaming", False):
         raise MCPError(code=types.INTERNAL_ERROR, message=f"Tool {name} answers a stream; it cannot be called here.")
     response.render()
     return response.status_code, response.content.decode() or _json({})
+
+
+def _unviewed(viewer: Any, name: str, arguments: dict[str, Any], status: int, body: dict[str, Any]) -> tuple[int, str]:
+    """An error answered before any view: its served-ledger row here (no case), or no answer (fail closed)."""
+    firm_id = viewer_firm_id(viewer)
+    if firm_id is not None:
+        try:
+            served_ledger.record(
+                firm_id=firm_id, viewer_id=viewer.pk, endpoint=f"mcp:{name}",
+                status=served_ledger.status_for(status), query={"tool": name, "arguments": arguments},
+            )  # fmt: skip
+        except served_ledger.LedgerUnavailable:
+            message = "The memory could not record this answer, so it gives none. Try again later."
+            return 503, _json(error_body("unavailable", message))
+    return status, _json(body)
 
 
 def _json(body: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ from celery import group, shared_task
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
-from graph_memory import services, sight
+from graph_memory import served_chain, services, sight
 from graph_memory.firm_indexes import InsideTransaction
 from graph_memory.sight import build_sight  # its task, registered with the others
 
@@ -127,3 +127,14 @@ def lint_all_firms_task() -> list[int]:
 def lint_firm_task(firm_id: int) -> int:
     """Lint one firm; returns the lint run's id."""
     return services.lint_firm(firm_id=firm_id).pk
+
+
+# --- The served ledger ----------------------------------------------------------
+# Beat runs it every SERVED_LEDGER_SEAL_SECONDS (`manage.py setup_memory_schedule`). Idempotent: a second
+# run finds nothing unsealed, and a firm another sealer holds is skipped (that sealer seals its rows).
+
+
+@shared_task(name="graph_memory.seal_served_ledger", acks_late=True, ignore_result=True)
+def seal_served_ledger_task() -> dict[int, int]:
+    """Seal every firm's new served-ledger rows into its chain; per firm, how many."""
+    return served_chain.seal_all()

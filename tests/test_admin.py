@@ -15,10 +15,20 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Firm, User
-from graph_memory import services
+from graph_memory import served_chain, services
 from graph_memory.admin_scoping import FirmScopedAdmin
 from graph_memory.documents.index import mark_documents_stale
-from graph_memory.models import AICall, CaseSummary, DocumentQuery, Edge, Node, NoteRefusal, RefreshRun, SummaryVersion
+from graph_memory.models import (
+    AICall,
+    CaseSummary,
+    DocumentQuery,
+    Edge,
+    Node,
+    NoteRefusal,
+    RefreshRun,
+    ServedRow,
+    SummaryVersion,
+)
 from practice.models import Case, Client, Counterparty, Deadline
 from tests.factories import (
     CaseFactory,
@@ -124,6 +134,12 @@ def world(demo_firm: Firm, demo_users: dict[str, User]) -> World:
     _derived(own_case, text="Northwind buys Castell Components GmbH.")
     for firm in (demo_firm, other):  # a lint run with findings in each firm (graph_memory/admin_lint.py)
         services.lint_firm(firm_id=firm.pk)
+        # A served-ledger row in each firm, sealed (graph_memory/admin_served.py).
+        ServedRow.objects.create(
+            firm_id=firm.pk, viewer_id=None, endpoint="api:SearchApi", status="ok", at=timezone.now(),
+            query_fingerprint="0" * 64, case_ids=[],
+        )  # fmt: skip
+    served_chain.seal_all()
     return World(demo_firm, other, demo_users["dana"], demo_users["alice"], other_case, own_case)
 
 
@@ -377,13 +393,15 @@ def test_health_page_rejects_another_firms_case(world: World) -> None:
 def test_health_page_costs_a_constant_number_of_queries(world: World, django_assert_num_queries: Any) -> None:
     http = _login(world.dana)
     _health(http)  # warm caches (content types, session)
-    with django_assert_num_queries(14):  # the 11th lists abandoned runs, 12 and 13 missed host changes, 14 the last lint run
+    # The 11th lists abandoned runs, 12 and 13 missed host changes, 14 the last lint run, 15 the case map's
+    # served-ledger row (issue 31: one INSERT).
+    with django_assert_num_queries(15):
         assert _health(http, case=world.own_case.pk).status_code == 200
     for case in Case.objects.filter(firm=world.firm):
         for days_ago in range(1, 6):
             _derived(case, text=f"Summary {case.key} {days_ago}.", days_ago=days_ago)
     CaseFactory.create_batch(5, firm=world.firm)
-    with django_assert_num_queries(14):
+    with django_assert_num_queries(15):
         response = _health(http, case=world.own_case.pk)
     assert response.content.decode().count('class="gm-run"') == 5
 

@@ -53,7 +53,7 @@ def test_setup_twice_gives_one_task_and_leaves_foreign_tasks_alone(refresh_setti
     moved = PeriodicTask.objects.get(name=PERIODIC_TASK_NAME)
     assert moved.pk == ours.pk  # updated in place
     assert (moved.crontab.minute, moved.crontab.hour, moved.crontab.day_of_week) == ("15", "3", "1-5")
-    assert PeriodicTask.objects.count() == 3 and snapshot(foreign) == before  # nightly, weekly lint, foreign
+    assert PeriodicTask.objects.count() == 4 and snapshot(foreign) == before  # nightly, weekly lint, ledger sealer, foreign
 
 
 @pytest.mark.parametrize("bad", ["0 2 * *", "61 2 * * *", "0 2 * * * *", "every night", ""])

@@ -50,7 +50,7 @@ from rest_framework.test import APIClient
 from graph_memory import access, services, sight
 from graph_memory.api.views import MemoryApi
 from graph_memory.memory_index import memory_index
-from graph_memory.models import CaseSummary, Edge, Node
+from graph_memory.models import CaseSummary, Edge, Node, ServedRow
 from graph_memory.notes import note_file
 from graph_memory.sources import source_get
 from graph_memory.summaries.writers import ExtractiveWriter
@@ -399,6 +399,12 @@ def _check_world(spec: WorldSpec, build: Build) -> None:
             wall.conflicts()
             wall.lookups()
             wall.compounding()
+    # The served ledger (issue 31): every answer above left rows naming only cases its viewer may open.
+    for viewer in viewers:
+        allowed = {ref for (_, kind, ref) in oracle.visible_cases(viewer) if kind == "case"}
+        for endpoint, case_ids in ServedRow.objects.filter(viewer_id=viewer.pk).values_list("endpoint", "case_ids"):
+            assert set(case_ids) <= allowed, f"{endpoint} recorded a case {viewer.pk} may not open: {set(case_ids) - allowed}"
+            EXAMPLES["served rows"] += 1
     EXAMPLES["examples"] += 1
     EXAMPLES["hybrid"] += spec.hybrid
     EXAMPLES["firms"] += len(built.firms)
@@ -450,11 +456,12 @@ def run_proof(
         f"wall proof{f' ({host})' if host else ''}: {EXAMPLES['examples']} examples ({'long' if LONG else f'fixed seed {SEED}'}; "
         f"{EXAMPLES['hybrid']} with search by meaning), "
         f"{EXAMPLES['firms']} firms, {EXAMPLES['viewers']} viewers, {EXAMPLES['cases']} cases, {EXAMPLES['nodes']} nodes; "
-        f"{total} probes ({PROBES['service']} service calls, {PROBES['http']} HTTP requests); 0 leaks; {elapsed:.1f}s"
+        f"{total} probes ({PROBES['service']} service calls, {PROBES['http']} HTTP requests); 0 leaks; "
+        f"{EXAMPLES['served rows']} served-ledger rows, none naming a case its viewer may not open; {elapsed:.1f}s"
     )
     with capsys.disabled():  # shown with or without -s (`make proof` runs without it)
         print(f"\n{report}")
-    assert EXAMPLES["examples"] >= 1 and total > 0
+    assert EXAMPLES["examples"] >= 1 and total > 0 and EXAMPLES["served rows"] > 0
     return report
 
 

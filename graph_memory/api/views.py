@@ -7,9 +7,11 @@ does not exist.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from typing import Any
 
+from django.db import transaction
 from django.utils.cache import patch_vary_headers
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -22,10 +24,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from graph_memory import access, conf, services
+from graph_memory import access, conf, served_ledger, services
 from graph_memory.api import tools
 from graph_memory.api.authentication import CsrfCheckedSessionAuthentication, CsrfFailed, TokenOrBearerAuthentication
-from graph_memory.api.errors import exception_handler
+from graph_memory.api.errors import error_body, exception_handler
 from graph_memory.api.parsers import StrictJSONParser
 from graph_memory.api.serializers import (
     ErrorOutputSerializer,
@@ -63,16 +65,74 @@ class MemoryWiring:
     # (an ETag) may say "private, no-cache" (or "private"); Vary is never relaxed.
     cache_control = "private, no-store"
 
+    # The name its served-ledger rows carry (`api:<name>`, or the MCP tool's); None: not an answer of the memory.
+    ledger_name: str | None = ""
+
     def get_exception_handler(self) -> Any:
         return exception_handler
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        if request.method in ("GET", "HEAD"):
+            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+        # A write (a note) and its served-ledger row commit together: if the row cannot be
+        # written, the write is rolled back with it, and the answer is the 503.
+        with transaction.atomic():
+            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+
+    def handle_exception(self, exc: Exception) -> Any:
+        try:
+            return super().handle_exception(exc)  # type: ignore[misc]
+        except Exception:
+            # An error no handler answers (a 500): its row, if it can be written, then Django's 500.
+            with contextlib.suppress(served_ledger.LedgerUnavailable):
+                self._ledger_row(self.request, 500, None)
+            raise
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         # Here rather than in a middleware or the renderer: it sees every answer, errors
         # (401, 404, 405, 429) included, and no host setting reaches it.
+        try:
+            self._ledger_row(request, response.status_code, response, **kwargs)
+        except served_ledger.LedgerUnavailable:
+            # Fail closed: no answer without its row.
+            message = "The memory could not record this answer, so it gives none. Try again later."
+            response = Response(error_body("unavailable", message), status=503)
+            request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
         response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
         response["Cache-Control"] = self.cache_control
         patch_vary_headers(response, ("Authorization", "Cookie"))
         return response
+
+    def _ledger_row(self, request: Request, http_status: int, response: Any, **kwargs: Any) -> None:
+        """The served-ledger row of this answer (served_ledger.record): one per answer to a viewer of a firm.
+
+        The cases are those the answer shows (its case nodes), and for a 2xx on a case's path, that case:
+        a 404 names none, so a hidden case leaves the row an absent one leaves.
+        """
+        if self.ledger_name is None:
+            return
+        viewer = getattr(request, "_user", None)  # set once authentication ran; never run here
+        firm_id = access.viewer_firm_id(viewer)
+        if firm_id is None:
+            return  # an anonymous or firmless caller was shown nothing and has no firm's chain
+        served = 200 <= http_status < 300
+        body = getattr(response, "data", None) if served else None
+        case_nodes = served_ledger.case_node_ids(body, *([kwargs["case_id"]] if served and "case_id" in kwargs else []))
+        data = getattr(request, "_full_data", None)
+        query = {
+            "method": request.method,
+            "path": request.path,
+            "query": sorted(request.query_params.lists()),
+            "body": data if isinstance(data, (dict, list)) else None,
+        }
+        served_ledger.record(
+            firm_id=firm_id,
+            viewer_id=viewer.pk,
+            endpoint=served_ledger.current_endpoint() or f"api:{self.ledger_name or type(self).__name__}",
+            status=served_ledger.status_for(http_status),
+            query=query,
+            case_node_ids=case_nodes,
+        )
 
 
 class MemoryApi(MemoryWiring, APIView):
@@ -447,6 +507,8 @@ class MemorySchemaApi(MemoryWiring, SpectacularAPIView):
 
     drf-spectacular's own renderers (YAML by default, JSON on request) stay.
     """
+
+    ledger_name = None  # the API's description, not an answer of the memory
 
     def _get_filename(self, request: Request, version: str | None) -> str:
         # drf-spectacular names the file after the title; a non-ASCII title (its em dash)

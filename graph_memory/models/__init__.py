@@ -5,6 +5,7 @@ from graph_memory.models.graph import Edge, Node
 from graph_memory.models.ledger import AccessChange
 from graph_memory.models.lint import LintFinding, LintRun
 from graph_memory.models.refresh import MissedChange, RefreshRun
+from graph_memory.models.served import ServedChain, ServedRow
 from graph_memory.models.sight import Sight, SightCase, SightState
 from graph_memory.models.summaries import AICall, CaseSummary, SummaryVersion
 from graph_memory.models.writeback import NoteFiling, NoteRefusal
@@ -23,6 +24,8 @@ __all__ = [
     "NoteFiling",
     "NoteRefusal",
     "RefreshRun",
+    "ServedChain",
+    "ServedRow",
     "Sight",
     "SightCase",
     "SightState",

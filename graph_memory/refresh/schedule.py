@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django_celery_beat.models import CrontabSchedule, PeriodicTask
+from django_celery_beat.models import CrontabSchedule, IntervalSchedule, PeriodicTask
 from django_celery_beat.validators import crontab_validator
 
 from graph_memory import conf
@@ -13,6 +13,8 @@ PERIODIC_TASK_NAME = "graph_memory: nightly summary refresh"
 TASK = "graph_memory.refresh_all_firms"
 LINT_TASK_NAME = "graph_memory: weekly lint"
 LINT_TASK = "graph_memory.lint_all_firms"
+LEDGER_TASK_NAME = "graph_memory: seal the served ledger"
+LEDGER_TASK = "graph_memory.seal_served_ledger"
 CRONTAB_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
 
 
@@ -91,3 +93,22 @@ def setup_nightly_schedule(*, expression: str | None = None) -> tuple[PeriodicTa
         },
     )
     return task, created
+
+
+@transaction.atomic
+def setup_ledger_schedule(*, seconds: int | None = None) -> tuple[PeriodicTask, bool]:
+    """Create or update the served ledger's sealing task: every SERVED_LEDGER_SEAL_SECONDS; returns (task, created).
+
+    An interval, not a crontab: rows wait unsealed (unvouched for) only this long.
+    """
+    every = int(conf.get("SERVED_LEDGER_SEAL_SECONDS") if seconds is None else seconds)
+    interval = IntervalSchedule.objects.filter(every=every, period=IntervalSchedule.SECONDS).order_by("pk").first()
+    interval = interval or IntervalSchedule.objects.create(every=every, period=IntervalSchedule.SECONDS)
+    return PeriodicTask.objects.update_or_create(
+        name=LEDGER_TASK_NAME,
+        defaults={
+            "task": LEDGER_TASK, "interval": interval, "crontab": None, "solar": None, "clocked": None,
+            "one_off": False, "enabled": True, "args": "[]", "kwargs": "{}",
+            "description": "Seals new served-ledger rows into each firm's hash chain (graph_memory).",
+        },
+    )  # fmt: skip

@@ -1,0 +1,209 @@
+"""The served ledger's writer and reader: one row per answer the memory gives (issue 31, item 3).
+
+`record` appends the row with one INSERT and takes no lock, so readers of one
+firm never wait on each other for the chain (`served_chain` seals rows later).
+The row names the cases the answer drew on, and only cases the viewer may
+open: the API boundary passes the case node ids its *answer* carries (an
+answer holds nothing the wall hid) and the INSERT turns them into case ids
+within the viewer's firm. A 404 carries no case, so a hidden case and an
+absent one leave the same row. The query is kept only as a keyed fingerprint
+(HMAC), never as text: the same question gives the same fingerprint, so a
+firm can match a question it is shown against the ledger without the ledger
+holding what anyone asked.
+
+If the INSERT fails, `record` raises `LedgerUnavailable` and the caller gives
+no answer (fail closed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import json
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+from graph_memory import conf
+from graph_memory.models import Node, ServedRow
+
+# HTTP status -> the row's status. 401 never reaches a row: an anonymous caller has no firm.
+_STATUSES = {
+    304: ServedRow.Status.NOT_MODIFIED,
+    400: ServedRow.Status.INVALID,
+    403: ServedRow.Status.REFUSED,
+    404: ServedRow.Status.NOT_FOUND,
+    405: ServedRow.Status.METHOD_NOT_ALLOWED,
+    406: ServedRow.Status.INVALID,
+    409: ServedRow.Status.REFUSED,
+    415: ServedRow.Status.INVALID,
+    429: ServedRow.Status.THROTTLED,
+    501: ServedRow.Status.NOT_SUPPORTED,
+}
+
+
+# The endpoint a row is written for when an answer goes out through another door than its own URL:
+# the MCP server runs each tool through its endpoint's view, and the row names the tool (`mcp:<tool>`).
+_endpoint: ContextVar[str | None] = ContextVar("graph_memory_served_endpoint", default=None)
+
+
+@contextmanager
+def answering_as(endpoint: str) -> Iterator[None]:
+    """Rows written inside the block name `endpoint` (e.g. "mcp:get_brief") instead of the view's own name."""
+    token = _endpoint.set(endpoint)
+    try:
+        yield
+    finally:
+        _endpoint.reset(token)
+
+
+def current_endpoint() -> str | None:
+    return _endpoint.get()
+
+
+class LedgerUnavailable(Exception):
+    """The served ledger could not take the answer's row: the answer must not be given."""
+
+
+def ledger_key(purpose: str) -> bytes:
+    """The key of one use of the ledger ("fingerprint", "chain"): SERVED_LEDGER_KEY, else derived from SECRET_KEY."""
+    secret = conf.get("SERVED_LEDGER_KEY") or settings.SECRET_KEY
+    return hashlib.sha256(f"graph_memory.served_ledger.{purpose}\0{secret}".encode()).digest()
+
+
+def query_fingerprint(query: Any) -> str:
+    """HMAC-SHA256 of the request as canonical JSON (method, path, parameters, body): its text is never kept."""
+    # ASCII escapes: a lone surrogate in a bad body still has a fingerprint (UTF-8 would refuse it).
+    canonical = json.dumps(query, sort_keys=True, separators=(",", ":"), default=str)
+    return hmac.new(ledger_key("fingerprint"), canonical.encode(), hashlib.sha256).hexdigest()
+
+
+def status_for(http_status: int) -> str:
+    if 200 <= http_status < 300:
+        return ServedRow.Status.OK
+    return _STATUSES.get(http_status, ServedRow.Status.ERROR if http_status >= 500 else ServedRow.Status.INVALID)
+
+
+def _case_nodes(body: Any) -> Iterator[str]:
+    # Case nodes as every answer shows them ({"id", "kind": "case", ...}), and the memory index's
+    # reference -> case node id map. Only structured positions: a string the caller sent and the
+    # answer echoes (a `name`, a `question`) is never taken for a case.
+    if isinstance(body, dict):
+        if body.get("kind") == Node.Kind.CASE and isinstance(body.get("id"), str):
+            yield body["id"]
+        for key, value in body.items():
+            if key == "case_ids" and isinstance(value, dict):
+                yield from (v for v in value.values() if isinstance(v, str))
+            else:
+                yield from _case_nodes(value)
+    elif isinstance(body, (list, tuple)):
+        for item in body:
+            yield from _case_nodes(item)
+
+
+def case_node_ids(body: Any, *extra: Any) -> list[str]:
+    """The case node ids an answer's body carries (plus `extra`, e.g. the case of its path), as UUID strings."""
+    found: set[str] = set()
+    for value in [*_case_nodes(body), *extra]:
+        try:
+            found.add(str(uuid.UUID(str(value))))
+        except ValueError:
+            continue
+    return sorted(found)
+
+
+_INSERT = f"""
+INSERT INTO {ServedRow._meta.db_table} (firm_id, viewer_id, endpoint, status, at, query_fingerprint, case_ids)
+SELECT %s, %s, %s, %s, %s, %s, ARRAY(
+    SELECT c FROM unnest(%s::bigint[]) x(c)
+    UNION
+    SELECT n.ref_id FROM {Node._meta.db_table} n WHERE n.firm_id = %s AND n.kind = %s AND n.id = ANY(%s::uuid[])
+    ORDER BY 1
+)
+"""
+
+
+def record(
+    *,
+    firm_id: int,
+    viewer_id: int | None,
+    endpoint: str,
+    status: str,
+    query: Any,
+    case_ids: Iterable[int] = (),
+    case_node_ids: Iterable[str] = (),
+) -> None:
+    """Append one unsealed row: one INSERT, no lock, no read of the chain.
+
+    `case_node_ids` must come from what the answer showed the viewer (never
+    from what they asked for): they are resolved to case ids within `firm_id`.
+    Raises LedgerUnavailable when the row cannot be written; inside a
+    transaction that transaction is then marked for rollback, so nothing the
+    request wrote outlives its missing row.
+    """
+    params = (
+        firm_id, viewer_id, endpoint[:100], status, timezone.now(), query_fingerprint(query),
+        sorted({int(c) for c in case_ids}), firm_id, Node.Kind.CASE.value, list(case_node_ids),
+    )  # fmt: skip
+    try:
+        if conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") or connection.in_atomic_block:
+            with connection.cursor() as cursor:
+                cursor.execute(_INSERT, params)
+        else:
+            # Its own short transaction, so the setting holds for this row only.
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO off")
+                cursor.execute(_INSERT, params)
+    except DatabaseError as exc:
+        if connection.in_atomic_block:
+            transaction.set_rollback(True)
+        raise LedgerUnavailable(str(exc)) from exc
+
+
+def served_rows(
+    *,
+    firm_id: int,
+    viewer_id: int | None = None,
+    case_id: int | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+) -> QuerySet[ServedRow]:
+    """What the memory showed, in one firm: optionally to one viewer, about one case, in [since, until).
+
+    "What did the memory show user U about case X between T1 and T2" is
+    `served_rows(firm_id=F, viewer_id=U, case_id=X, since=T1, until=T2)`: the
+    rows whose answers drew on X (only answers that showed X: a 404 names no case).
+    """
+    rows = ServedRow.objects.filter(firm_id=firm_id)
+    if viewer_id is not None:
+        rows = rows.filter(viewer_id=viewer_id)
+    if case_id is not None:
+        rows = rows.filter(case_ids__contains=[case_id])
+    if since is not None:
+        rows = rows.filter(at__gte=since)
+    if until is not None:
+        rows = rows.filter(at__lt=until)
+    return rows.order_by("at", "id")
+
+
+def parse_moment(value: str) -> dt.datetime:
+    """An ISO date or date-time as an aware datetime: a bare date is its midnight, a naive time is UTC.
+
+    Raises ValueError naming the value when it is neither.
+    """
+    moment = parse_datetime(value.strip())
+    if moment is None:
+        day = parse_date(value.strip())
+        if day is None:
+            raise ValueError(f"{value!r} is not an ISO date or date-time (2026-03-03 or 2026-03-03T14:00Z)")
+        moment = dt.datetime.combine(day, dt.time())
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
