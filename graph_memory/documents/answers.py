@@ -30,6 +30,7 @@ from graph_memory.documents import index as indexes
 from graph_memory.documents import model as prompts
 from graph_memory.documents.passages import passages, rank
 from graph_memory.documents.terms import BM25, query_tokens, quote_on_page, tokens
+from graph_memory.instruction_like import is_instruction_like
 from graph_memory.models import AICall, DocumentIndex, DocumentQuery, Node
 from graph_memory.selectors import NodeRef, node_get
 from graph_memory.summaries.base import ModelCall, WriterError
@@ -60,6 +61,11 @@ class Quote:
     text: str
     section: str
     verified: bool = True
+
+    @property
+    def instruction_like(self) -> bool:
+        """The quote reads as an instruction to an AI: the page's own words, served as they are and marked."""
+        return is_instruction_like(self.text)
 
 
 @dataclass
