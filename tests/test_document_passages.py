@@ -83,7 +83,8 @@ def test_the_heading_a_passage_sits_under_supplies_words() -> None:
             "The amount is paid to the sellers eighteen months after completion of the sale.\n\n"
             "ARTICLE 6 ANNOUNCEMENTS\n\nNo party shall make any press release without the consent of the other.")  # fmt: skip
     found = passages([("s", 1, page)])
-    assert [p.heading for p in found] == ["ARTICLE 5 ESCROW / 5.2 Release of the Escrow Amount", "ARTICLE 6 ANNOUNCEMENTS"]
+    headings = ["ARTICLE 5 ESCROW / 5.2 Release of the Escrow Amount", "ARTICLE 6 ANNOUNCEMENTS"]
+    assert [p.heading for p in found] == headings
     ranked = rank(found, "What about the escrow release?")
     assert [r.passage.text for r in ranked] == [found[0].text]
     assert ranked[0].own == 0 and ranked[0].coverage == 1.0  # held by the heading alone
