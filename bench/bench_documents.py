@@ -19,6 +19,12 @@ server, created here and dropped at the end.
   page is quoted, share of served quotes found verbatim on their page
   (re-checked here against the raw page), latency p50 / p95, and the router's
   catalogue size against the whole document's.
+- Quote precision, before and after the offline answer ranked passages by the question's words
+  together (`documents/passages.py`): the share of served quotes that hold the question's key
+  phrase in their own words or under the headings they sit under (`tests/long_documents.py`
+  `quote_is_precise`), and the recall of the answering page, over the 30 questions and the demo's
+  "What does the SPA say about the escrow release?". "Before" is the previous rule, BM25 alone over
+  the same passages of the same routed pages, reproduced here (`bm25_alone`).
 Prints one markdown section on stdout; progress goes to stderr.
 """
 
@@ -70,6 +76,20 @@ def scripted_batches(pages: list[str]) -> list[dict]:
     return replies
 
 
+DEMO_QUESTION = "What does the SPA say about the escrow release?"  # demo/run.py ASK
+
+
+def bm25_alone(pages: list[tuple[object, int, str]], question: str, *, limit: int) -> list[tuple[int, str]]:
+    """The offline answer before issue 32: the passages with the best BM25 score, whatever else they say."""
+    from graph_memory.documents.passages import passages
+    from graph_memory.documents.terms import BM25, query_tokens, tokens
+
+    candidates = passages(pages)
+    scores = BM25([tokens(p.text) for p in candidates]).scores(query_tokens(question))
+    ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    return [(candidates[i].page, candidates[i].text) for i in ranked[:limit] if scores[i] > 0]
+
+
 def run() -> None:
     from django.core.management import call_command
     from django.db import connection
@@ -81,7 +101,7 @@ def run() -> None:
     from graph_memory.documents.terms import quote_on_page
     from graph_memory.models import DocumentIndex
     from tests.factories import CaseFactory, DocumentFactory, FirmFactory, UserFactory
-    from tests.long_documents import long_agreement
+    from tests.long_documents import long_agreement, quote_is_precise
     from tests.openai_server import OpenAIServer, Reply
 
     call_command("migrate", verbosity=0)
@@ -126,6 +146,8 @@ def run() -> None:
                                  {"spa": index})  # fmt: skip
     catalogue, _ = answers.catalogue(sections, max_chars=10**9)
     hits = quoted = served = verified = 0
+    precision = {"before": [0, 0, 0], "after": [0, 0, 0]}  # precise quotes, served quotes, answering page quoted
+    demo: dict[str, list[tuple[int, str]]] = {}
     latencies: list[float] = []
     query_counts: set[int] = set()
     for question in questions:
@@ -139,11 +161,26 @@ def run() -> None:
         quoted += any(q.page == question.page and question.clause in q.text for q in answer.quotes)
         served += len(answer.quotes)
         verified += sum(quote_on_page(q.text, pages[q.page - 1]) for q in answer.quotes)
+    for question in [*questions, None]:
+        text = question.text if question else DEMO_QUESTION
+        answer = answers.ask_documents(viewer=owner, node_id=node, question=text)
+        routed = [s for s in sections if s.ref in answer.sections]
+        loaded = [(s, p, pages[p - 1]) for s in routed for p in range(s.first_page, s.last_page + 1)]
+        for name, quotes in (("after", [(q.page, q.text) for q in answer.quotes]),
+                             ("before", bm25_alone(loaded, text, limit=answers.OFFLINE_QUOTES))):  # fmt: skip
+            if question is None:
+                demo[name] = quotes
+                continue
+            figures = precision[name]
+            figures[0] += sum(quote_is_precise(text, pages, page, quote) for page, quote in quotes)
+            figures[1] += len(quotes)
+            figures[2] += any(page == question.page and question.clause in quote for page, quote in quotes)
     n = len(questions)
 
     print("## Long documents: routing index and verbatim answers (bench/bench_documents.py)")
     print()
-    print(f"Measured on {dt.date.today().isoformat()}, {os.cpu_count()} cores. One generated share purchase agreement "
+    print(f"Measured on {dt.date.today().isoformat()}, {os.cpu_count()} cores (a shared machine, busy with other "
+          f"work while this ran: the times are upper bounds). One generated share purchase agreement "
           f"of {len(pages)} pages ({chars:,} characters, {ARTICLES} articles with numbered sub-clauses; "
           f"`tests/long_documents.py`), {n} questions whose answering page is known.")  # fmt: skip
     print()
@@ -169,6 +206,19 @@ def run() -> None:
     print(f"| SQL queries per answer, less one per routed section | {', '.join(map(str, sorted(query_counts)))} |")
     print(f"| router catalogue vs whole document | {len(catalogue):,} / {chars:,} characters "
           f"({len(catalogue) / chars:.1%}) |")  # fmt: skip
+    print()
+    print("Offline answer, before and after ranking by the question's words together (the same routed pages; "
+          "precision: served quotes holding the question's key phrase, in their words or headings):")  # fmt: skip
+    print()
+    print("| offline answer | quote precision | answering page quoted (recall) | quotes served |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, label in (("before", "before: BM25 alone"), ("after", "after: words together, then BM25")):
+        good, total, found = precision[name]
+        print(f"| {label} | {good / max(total, 1):.2f} ({good}/{total}) | {found / n:.2f} ({found}/{n}) | {total} |")
+    print()
+    for name in ("before", "after"):
+        quoted = "; ".join(f"p. {page}: \u201c{quote[:60]}\u2026\u201d" for page, quote in demo[name])
+        print(f"- The demo's \u201c{DEMO_QUESTION}\u201d, {name}: {quoted or 'no quote'}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from django.db.models.functions import Greatest
 
 from graph_memory import access, conf, sight, walled_reads
 from graph_memory.adapter import case_model, get_adapter
+from graph_memory.instruction_like import is_instruction_like
 from graph_memory.models import CaseSummary, Edge, Node
 from graph_memory.refresh.on_demand import ensure_summary
 from graph_memory.selectors import NodeRef, node_get
@@ -142,11 +143,13 @@ def _with_summary(entry: BriefCase, summary: CaseSummary | None, *, statements: 
 
 
 def served_statements(content: Any) -> tuple[dict[str, Any], ...]:
-    """A stored summary's statements as served: section, label, text, sources, kind and `legacy`.
+    """A stored summary's statements as served: section, label, text, sources, kind, `legacy` and `instruction_like`.
 
     `legacy` is true for a written statement of a summary from before summary-v3 (kind "quote"):
     free text beside a verbatim quote, not a record's own sentence. It stays served until the
-    nightly refresh rewrites the case (legacy summaries first). What cannot be read is left out.
+    nightly refresh rewrites the case (legacy summaries first). `instruction_like` is true for a
+    statement that reads as an instruction to an AI (`instruction_like.py`): the records' words, served
+    as they are and marked. What cannot be read is left out.
     """
     if not isinstance(content, dict):
         return ()
@@ -164,6 +167,8 @@ def served_statements(content: Any) -> tuple[dict[str, Any], ...]:
                     "sources": [str(s) for s in statement.get("sources") or ()],
                     "kind": kind,
                     "legacy": kind == "quote",
+                    # Computed from this statement's own text only: it marks, never hides or alters.
+                    "instruction_like": is_instruction_like(statement["text"]),
                 }
             )
     return tuple(served)

@@ -57,6 +57,7 @@ from pgvector import Vector
 
 from graph_memory import access, conf, embeddings, firm_indexes
 from graph_memory.adapter import case_model, get_adapter
+from graph_memory.instruction_like import is_instruction_like
 from graph_memory.models import CaseSummary, Node
 from graph_memory.selectors import NodeRef
 
@@ -92,6 +93,7 @@ class SearchHit:
     score: float  # see `search_cases`
     snippet: str
     matched: tuple[str, ...] = ()  # "meaning", "words" or both
+    instruction_like: bool = False  # the snippet reads as an instruction to an AI (instruction_like.py)
 
 
 @dataclass(frozen=True)
@@ -528,6 +530,7 @@ def search_cases(
             key=key,
             score=round(float(score), 4),
             snippet=" ".join(snippet.split()),
+            instruction_like=is_instruction_like(snippet),
             matched=tuple(name for name, part in (("meaning", meaning), ("words", words)) if part is not None),
         )
         for case_id, score, key, node_id, label, snippet, meaning, words in rows

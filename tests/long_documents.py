@@ -11,7 +11,9 @@ Deterministic for a seed.
 
 from __future__ import annotations
 
+import math
 import random
+import re
 from dataclasses import dataclass
 
 # title, sub-clause headings, the article's own words, the key clause, the question about it.
@@ -160,3 +162,43 @@ def long_agreement(*, articles: int = 30, pages_per_article: int = 13, seed: int
             pages.append("\n\n".join(lines))
         questions.append(Question(question, len(pages) - pages_per_article + key_page, key, n))
     return pages, questions
+
+
+# --- how precise an answer is, defined from the question's own words -------------------------------
+
+_HEADING_LINE = re.compile(r"^(?:ARTICLE \d+ .+|\d+\.\d+ .+)$", re.M)
+
+
+def key_phrase(question: str, pages: list[str]) -> list[str]:
+    """The question's key phrase: its content words that the document uses at all (stemmed like the index's
+    words; "SPA", naming the document, or a word the document never uses cannot be quoted)."""
+    from graph_memory.documents.terms import query_tokens, tokens
+
+    used = set().union(*(tokens(p) for p in pages)) if pages else set()
+    return [w for w in dict.fromkeys(query_tokens(question)) if w in used]
+
+
+def holds_key_phrase(words: set[str], phrase: list[str]) -> bool:
+    """At least half of the phrase's words, and at least two of them (both of a two-word phrase):
+    "release" alone does not hold "escrow release"."""
+    held = sum(w in words for w in phrase)
+    return held >= max(min(2, len(phrase)), math.ceil(len(phrase) / 2))
+
+
+def headings_above(pages: list[str], page: int, text: str) -> list[str]:
+    """The article and clause headings a quote of `page` (1-based) sits under, read back through the pages."""
+    current = pages[page - 1]
+    before = "\n".join([*pages[: page - 1], current[: max(current.find(text[:40]), 0)]])
+    lines = _HEADING_LINE.findall(before)
+    article = next((h for h in reversed(lines) if h.startswith("ARTICLE")), "")
+    clause = next((h for h in reversed(lines) if not h.startswith("ARTICLE")), "")
+    article_number = article.split()[1] if article else ""
+    return [article, *([clause] if clause.split(".")[0] == article_number else [])]
+
+
+def quote_is_precise(question: str, pages: list[str], page: int, text: str) -> bool:
+    """Whether the quote holds the question's key phrase, its own words and the headings above it together."""
+    from graph_memory.documents.terms import tokens
+
+    held = set(tokens(text)) | set(tokens(" ".join(headings_above(pages, page, text))))
+    return holds_key_phrase(held, key_phrase(question, pages))

@@ -90,7 +90,7 @@ def test_a_clean_firm_has_no_findings() -> None:
     assert _found(firm) == []
     run = LintRun.objects.get(firm=firm)
     assert run.counts == dict.fromkeys(
-        ["contradicted", "stale", "weak", "map_drift", "party_hygiene", "search_gap", "crossing_note"], 0
+        ["contradicted", "stale", "weak", "map_drift", "party_hygiene", "search_gap", "crossing_note", "instruction_like"], 0
     )
 
 
@@ -344,10 +344,11 @@ def test_lint_memory_command_table_json_and_errors() -> None:
         "party_hygiene",
         "search_gap",
         "crossing_note",
+        "instruction_like",
         "total",
     ]
-    assert lines[2].split() == ["lint-firm", "1", "0", "0", "0", "0", "0", "0", "1"]
-    assert "7/7" in err.getvalue()  # the progress bar: one step per check
+    assert lines[2].split() == ["lint-firm", "1", "0", "0", "0", "0", "0", "0", "0", "1"]
+    assert "8/8" in err.getvalue()  # the progress bar: one step per check
     out = io.StringIO()
     call_command("lint_memory", "--firm", "lint-firm", "--json", stdout=out, stderr=io.StringIO())
     report = json.loads(out.getvalue())

@@ -230,7 +230,7 @@ def test_a_label_that_states_something_is_dropped_and_its_point_kept(
     assert f"{label}:" not in summary.text
     # A label that only groups is kept.
     summary = _summarize_point(demo_firm, openai_server, "2026-014", ESCROW, "", label="Escrow")
-    assert summary.verification["dropped"] == [] and f"- Escrow: {ESCROW}" in summary.text
+    assert summary.verification["dropped"] == [] and f"- Escrow: \u201c{ESCROW}\u201d" in summary.text
 
 
 def _fenced_in_prose(content: dict[str, Any]) -> Reply:

@@ -28,17 +28,15 @@ from graph_memory.adapter import DocumentRef, get_adapter
 from graph_memory.ai_calls import log_model_calls
 from graph_memory.documents import index as indexes
 from graph_memory.documents import model as prompts
-from graph_memory.documents.offline import find_headings
+from graph_memory.documents.passages import passages, rank
 from graph_memory.documents.terms import BM25, query_tokens, quote_on_page, tokens
+from graph_memory.instruction_like import is_instruction_like
 from graph_memory.models import AICall, DocumentIndex, DocumentQuery, Node
 from graph_memory.selectors import NodeRef, node_get
 from graph_memory.summaries.base import ModelCall, WriterError
-from graph_memory.summaries.sentences import split as sentences
 from graph_memory.summaries.writers import get_writer
 
 OFFLINE_QUOTES = 3
-PASSAGE_MAX_CHARS = 700
-PASSAGE_MIN_WORDS = 6
 NO_DOCUMENTS = "This case has no processed documents to answer from."
 NO_SECTION = "No section of this case's documents matches the question."
 STOPPED = "stopped before the answer call: the client left"
@@ -63,6 +61,11 @@ class Quote:
     text: str
     section: str
     verified: bool = True
+
+    @property
+    def instruction_like(self) -> bool:
+        """The quote reads as an instruction to an AI: the page's own words, served as they are and marked."""
+        return is_instruction_like(self.text)
 
 
 @dataclass
@@ -215,38 +218,15 @@ def _load_pages(target: Target, chosen: Sequence[_Section]) -> list[tuple[_Secti
     return loaded
 
 
-def _passages(text: str) -> list[str]:
-    blocks = [" ".join(b.split()) for b in re.split(r"\n\s*\n", text) if b.strip()]
-    if len(blocks) <= 1:
-        blocks = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
-    out: list[str] = []
-    for block in blocks:
-        if len(block) <= PASSAGE_MAX_CHARS:
-            out.append(block)
-            continue
-        current = ""
-        for sentence in sentences(block):
-            if current and len(current) + len(sentence) + 1 > PASSAGE_MAX_CHARS:
-                out.append(current)
-                current = ""
-            current = f"{current} {sentence}".strip()
-        if current:
-            out.append(current)
-    return out
-
-
 def answer_offline(pages: Sequence[tuple[_Section, int, str]], question: str, *, limit: int) -> list[Quote]:
-    # Headings and page footers are no answer: a passage is a sentence or more, and not a clause heading
-    # ("5.2 Release of the Escrow Amount" has the question's words but not the clause's).
-    candidates = [(s, n, p) for s, n, text in pages for p in _passages(text)
-                  if len(p.split()) >= PASSAGE_MIN_WORDS and not find_headings([p])]  # fmt: skip
-    wanted = query_tokens(question)
-    if not candidates or not wanted:
-        return []
-    scores = BM25([tokens(p) for _, _, p in candidates]).scores(wanted)
-    ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
-    return [Quote(candidates[i][0].document.key, candidates[i][0].document.title, candidates[i][1],
-                  candidates[i][2], candidates[i][0].ref) for i in ranked[:limit] if scores[i] > 0]  # fmt: skip
+    """The best passages holding the question's words together (`passages.rank`); [] when none does."""
+    ranked = rank(passages(pages), question)
+    out = []
+    for r in ranked[:limit]:
+        section = r.passage.owner
+        assert isinstance(section, _Section)
+        out.append(Quote(section.document.key, section.document.title, r.passage.page, r.passage.text, section.ref))
+    return out
 
 
 def verified_quotes(proposed: Sequence[dict[str, Any]], pages: Sequence[tuple[_Section, int, str]],

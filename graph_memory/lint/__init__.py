@@ -1,6 +1,6 @@
 """The lint pass: a mechanical, per-firm health check of the memory (the wiki pattern's third step).
 
-Each check (statements.py, freshness.py, mapping.py, notes.py) reads one firm in a fixed
+Each check (statements.py, freshness.py, mapping.py, notes.py, instructions.py) reads one firm in a fixed
 number of queries, whatever its size (notes.py: a fixed number per case whose summary cites
 a note), and returns `Finding`s; nothing here calls a model or writes a summary, a map row or a host record. `lint_firm`
 stores the findings as the firm's one lint run, replacing the previous one.
@@ -19,7 +19,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from graph_memory.adapter import firm_model, get_adapter
-from graph_memory.lint import freshness, mapping, notes, statements
+from graph_memory.lint import freshness, instructions, mapping, notes, statements
 from graph_memory.lint.findings import Finding
 from graph_memory.models import LintFinding, LintRun
 
@@ -36,6 +36,7 @@ CHECKS: tuple[tuple[str, Callable[..., list[Finding]]], ...] = (
     (LintFinding.Kind.PARTY_HYGIENE, mapping.party_hygiene),
     (LintFinding.Kind.SEARCH_GAP, freshness.search_gaps),
     (LintFinding.Kind.CROSSING_NOTE, notes.crossing_notes),
+    (LintFinding.Kind.INSTRUCTION_LIKE, instructions.instruction_like_statements),
 )
 _ERROR_MAX = 500
 

@@ -40,6 +40,7 @@ class LintFinding(models.Model):
         PARTY_HYGIENE = "party_hygiene", "Party hygiene"
         SEARCH_GAP = "search_gap", "Search gap"
         CROSSING_NOTE = "crossing_note", "Note crossing the wall"
+        INSTRUCTION_LIKE = "instruction_like", "Record text addressed to the assistant"
 
     class Severity(models.TextChoices):
         HIGH = "high", "High"

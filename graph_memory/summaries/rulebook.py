@@ -141,7 +141,8 @@ def _joins(line: dict[str, Any], statement: dict[str, Any]) -> bool:
 
 
 def render_text(content: dict[str, Any]) -> str:
-    """Plain text for reading: one heading per non-empty section, one line per point with its sources.
+    """Plain text for reading: one heading per non-empty section, one line per point with its sources,
+    each statement inside quotation marks (record text is delimited, so it never reads as the brief's own).
 
     A point's sentences share a line (after its label); so do a document's, draft's or note's title and
     date and the sentences selected from it in the same section, so no record is listed twice in a row.
@@ -159,9 +160,11 @@ def render_text(content: dict[str, Any]) -> str:
         rendered = [SECTION_TITLES[section]]
         for line in lines:
             parts = line["statements"]
-            texts = [str(s["text"]) for s in parts]
+            # Each statement inside quotation marks: the records' words, delimited as data, never read as
+            # the text around them (issue 32, finding 10); its sources follow as its citation.
+            texts = [f"\u201c{s['text']}\u201d" for s in parts]
             if len(parts) > 1 and parts[0].get("kind") == "field":
-                texts[0] = texts[0].rstrip(".") + ":"
+                texts[0] = f"\u201c{str(parts[0]['text']).rstrip('.')}\u201d:"
             label = parts[0].get("label") or ""
             sources = list(dict.fromkeys(source for s in parts for source in s["sources"]))
             rendered.append(f"- {label + ': ' if label else ''}{' '.join(texts)} [{', '.join(sources)}]")
