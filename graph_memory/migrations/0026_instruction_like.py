@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("graph_memory", "0023_trigger_lifecycle"),
+        ("graph_memory", "0025_served_ledger"),
     ]
 
     operations = [
