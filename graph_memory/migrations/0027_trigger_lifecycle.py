@@ -19,6 +19,6 @@ def uninstall(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("graph_memory", "0025_served_ledger")]
+    dependencies = [("graph_memory", "0026_memory_consent")]
 
     operations = [migrations.RunPython(migrations.RunPython.noop, reverse_code=uninstall, elidable=False)]
