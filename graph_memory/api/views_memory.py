@@ -24,6 +24,7 @@ from graph_memory.api.serializers import (
     StrictInputSerializer,
 )
 from graph_memory.api.views import ERRORS, ORIENTATION, MemoryApi
+from graph_memory.consent.exclusions import MemoryExcluded
 from graph_memory.memory_index import memory_index
 from graph_memory.notes import (
     IDEMPOTENCY_HEADER,
@@ -35,7 +36,6 @@ from graph_memory.notes import (
     note_file,
 )
 from graph_memory.sources import source_get
-from graph_memory.consent.exclusions import MemoryExcluded
 from graph_memory.writeback.guard import NoteCrossesWall
 
 NOT_SUPPORTED = {501: OpenApiResponse(ErrorOutputSerializer, description="The host's system does not offer this.")}

@@ -22,7 +22,9 @@ from graph_memory.models import MemoryExclusion
 class MemoryExcluded(Exception):
     """The case (or its client) is excluded from the memory: nothing of it is derived or filed."""
 
-    def __init__(self, message: str = "This case is excluded from the memory: nothing is filed or derived from it.") -> None:
+    def __init__(
+        self, message: str = "This case is excluded from the memory: nothing is filed or derived from it."
+    ) -> None:
         super().__init__(message)
 
 
@@ -39,10 +41,7 @@ def excluded_sql(alias: str) -> str:
     refs = [f"('case', {alias}.{q(meta.pk.column)})"]
     if adapter.case_client_field:
         refs.append(f"('client', {alias}.{q(meta.get_field(adapter.case_client_field).column)})")
-    return (
-        f"EXISTS (SELECT 1 FROM {table} e WHERE e.firm_id = {firm} "
-        f"AND (e.kind, e.ref_id) IN ({', '.join(refs)}))"
-    )
+    return f"EXISTS (SELECT 1 FROM {table} e WHERE e.firm_id = {firm} AND (e.kind, e.ref_id) IN ({', '.join(refs)}))"
 
 
 def case_excluded(*, case_id: int) -> bool:

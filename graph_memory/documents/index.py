@@ -27,8 +27,8 @@ from django.utils import timezone
 
 from graph_memory import conf
 from graph_memory.adapter import DocumentRef, case_model, get_adapter
-from graph_memory.consent.exclusions import case_excluded, excluded_sql
 from graph_memory.ai_calls import log_model_calls
+from graph_memory.consent.exclusions import case_excluded, excluded_sql
 from graph_memory.documents import model as prompts
 from graph_memory.documents.offline import Section, build_offline, section_text
 from graph_memory.documents.terms import TermCheck
