@@ -34,4 +34,9 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('firm', 'kind', 'ref_id'), name='gm_exclusion_unique')],
             },
         ),
+        migrations.AlterField(
+            model_name='accesschange',
+            name='reason',
+            field=models.CharField(choices=[('baseline', 'Standing when the ledger was installed'), ('granted', 'Granted'), ('revoked', 'Revoked'), ('joined', 'Joined the group'), ('left', 'Left the group'), ('created', 'Created'), ('deleted', 'Deleted'), ('moved', 'Moved to another firm'), ('deactivated', 'Deactivated'), ('reactivated', 'Reactivated'), ('consent', 'Memory consent')], max_length=16),
+        ),
     ]
