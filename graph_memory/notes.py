@@ -263,7 +263,9 @@ def note_file(
     case, case_id = case_node_get(viewer=viewer, case_node_id=case_node_id)
     # After the wall: a hidden case must answer as a nonexistent one, never as an excluded one.
     if case_excluded(case_id=case_id):
-        raise MemoryExcluded("Not filed: this case is excluded from the memory (the client's consent); file it in the case's records instead.")
+        raise MemoryExcluded(
+            "Not filed: this case is excluded from the memory (the client's consent); file it in the case's records instead."
+        )
     _check_citations(viewer=viewer, case_node_id=case_node_id, fields={"title": title, "text": text})
     note_guard(filer=viewer, case_id=case_id, title=title, text=text)
     key, own_key = _filing_key(idempotency_key=idempotency_key, case_id=case_id, origin=origin)
