@@ -198,6 +198,9 @@ class MemoryAdapter:
     # The case model's foreign key to the user who owns the case, if it has one: the access ledger
     # (graph_memory/ledger/) then says a user's grant stands because they own the case, not as team.
     case_owner_field: str | None = None
+    # The case model's foreign key to the client, if it has one: memory consent (graph_memory/consent/)
+    # can then exclude a client, every case of it present and future. Without it, cases only.
+    case_client_field: str | None = None
     # Case fields Django admin's search matches a summary's case by.
     case_admin_search_fields: tuple[str, ...] = ()
 

@@ -2,7 +2,8 @@
 
 Nothing here edits derived data by hand (nodes, edges, summaries and logs are
 rewritten by their services); the only writes are the actions on case
-summaries, and each of them calls a service.
+summaries and memory consent's (excluding a case or client from the map's list), and each of them
+calls a service.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from django.utils.html import format_html, format_html_join
 
 from graph_memory import services
 from graph_memory.adapter import firm_model, get_adapter
+from graph_memory.admin_consent import MemoryExclusionAdmin as MemoryExclusionAdmin  # memory consent (issue 31)
+from graph_memory.admin_consent import exclude_from_memory
 from graph_memory.admin_display import log_admin_action, source_list, time_column, verification_table
 from graph_memory.admin_documents import DocumentIndexAdmin as DocumentIndexAdmin  # long documents' pages
 from graph_memory.admin_health import health_view
@@ -36,6 +39,7 @@ HISTORY_MAX = 20
 
 @admin.register(Node)
 class NodeAdmin(DerivedAdmin):
+    actions = [exclude_from_memory]
     list_display = ["label", "kind", "firm"]
     list_filter = ["kind", "firm"]
     list_select_related = ["firm"]
@@ -200,7 +204,9 @@ class CaseSummaryAdmin(CaseSearchMixin, DerivedAdmin):
             try:
                 services.summarize_case(case_id=summary.case_id)
             except SummaryFailed as exc:
-                log_admin_action(request, [summary], f"Regenerate now from admin failed ({exc}); the previous summary is kept.")
+                log_admin_action(
+                    request, [summary], f"Regenerate now from admin failed ({exc}); the previous summary is kept."
+                )
                 self.message_user(
                     request, f"{summary.case}: not regenerated ({exc}). The previous summary is kept.", messages.ERROR
                 )

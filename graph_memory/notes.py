@@ -33,6 +33,7 @@ from django.db import connection, transaction
 
 from graph_memory import access, conf
 from graph_memory.adapter import NoteOrigin, NotSupported, get_adapter
+from graph_memory.consent.exclusions import MemoryExcluded, case_excluded
 from graph_memory.models import NoteFiling
 from graph_memory.refresh.marking import mark_stale
 from graph_memory.selectors import NodeRef
@@ -242,6 +243,8 @@ def note_file(
     record of the case raises `NoteInvalid` ("title" or "text"); a note carrying
     facts of a case outside the case's audience raises `NoteCrossesWall`,
     recorded, naming only the viewer's own cases; nothing is written then either.
+    A case excluded from the memory (consent), once the viewer may open it, raises
+    `MemoryExcluded` and nothing is written.
 
     Idempotent by `idempotency_key` (the client's Idempotency-Key), or else by
     the origin's message ids in this case: a filing whose key is known returns
@@ -258,6 +261,11 @@ def note_file(
         raise NotSupported("file_note")
     _count_attempt(viewer)
     case, case_id = case_node_get(viewer=viewer, case_node_id=case_node_id)
+    # After the wall: a hidden case must answer as a nonexistent one, never as an excluded one.
+    if case_excluded(case_id=case_id):
+        raise MemoryExcluded(
+            "Not filed: this case is excluded from the memory (the client's consent); file it in the case's records instead."
+        )
     _check_citations(viewer=viewer, case_node_id=case_node_id, fields={"title": title, "text": text})
     note_guard(filer=viewer, case_id=case_id, title=title, text=text)
     key, own_key = _filing_key(idempotency_key=idempotency_key, case_id=case_id, origin=origin)

@@ -60,3 +60,10 @@ from graph_memory.documents.index import rebuild_stale_indexes as rebuild_stale_
 # The access ledger (graph_memory/ledger/): who could open which case's memory, when, and why.
 from graph_memory.ledger.history import cases_open_to as cases_open_to
 from graph_memory.ledger.history import who_could_open as who_could_open
+
+# isort: split
+# Memory consent (issue 31, item 4): a client or a case kept out of the memory.
+from graph_memory.consent.exclusions import MemoryExcluded as MemoryExcluded
+from graph_memory.consent.exclusions import case_excluded as case_excluded
+from graph_memory.consent.service import memory_exclude as memory_exclude
+from graph_memory.consent.service import memory_include as memory_include

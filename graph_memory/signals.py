@@ -31,6 +31,7 @@ from django.db.models.signals import m2m_changed, post_delete, post_init, post_s
 
 from graph_memory import conf, embeddings, events, graph, retention, tasks
 from graph_memory.adapter import Changes, ManyToManyWatch, Watch, case_model, get_adapter
+from graph_memory.consent import service as consent_service
 from graph_memory.documents.index import mark_documents_stale
 from graph_memory.ledger import users as ledger_users
 from graph_memory.models import MissedChange
@@ -246,6 +247,16 @@ def connect_ledger() -> None:
     user = get_user_model()
     post_save.connect(_user_saved, sender=user, dispatch_uid="graph_memory.ledger.user_saved", weak=False)
     post_delete.connect(_user_deleted, sender=user, dispatch_uid="graph_memory.ledger.user_deleted", weak=False)
+    if get_adapter().case_client_field:
+        post_save.connect(
+            _case_created, sender=case_model(), dispatch_uid="graph_memory.consent.case_created", weak=False
+        )
+
+
+def _case_created(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
+    # A case opened for a client excluded from the memory (consent): its ended row in the access ledger.
+    if created:
+        _record_user(lambda: consent_service.record_new_case(case=instance), instance)
 
 
 def _user_saved(sender: Any, instance: Any, created: bool, update_fields: Any = None, **kwargs: Any) -> None:

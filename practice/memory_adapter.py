@@ -136,6 +136,7 @@ _RECORD_OF = {
 class PracticeMemoryAdapter(MemoryAdapter):
     case_firm_field = "firm"
     case_owner_field = "owner"
+    case_client_field = "client"
     firm_slug_field = "slug"
     case_admin_search_fields = ("key", "title")
 

@@ -23,6 +23,7 @@ from graph_memory.models import (
     CaseSummary,
     DocumentQuery,
     Edge,
+    MemoryExclusion,
     Node,
     NoteRefusal,
     RefreshRun,
@@ -140,6 +141,9 @@ def world(demo_firm: Firm, demo_users: dict[str, User]) -> World:
             query_fingerprint="0" * 64, case_ids=[],
         )  # fmt: skip
     served_chain.seal_all()
+    for firm in (demo_firm, other):  # an exclusion row in each firm (memory consent, graph_memory/admin_consent.py),
+        # of no case of it, so that nothing else here changes
+        MemoryExclusion.objects.create(firm=firm, kind=MemoryExclusion.Kind.CASE, ref_id=0, reason="test row")
     return World(demo_firm, other, demo_users["dana"], demo_users["alice"], other_case, own_case)
 
 

@@ -36,6 +36,7 @@ ERROR_CODES = (
     "not_supported",  # 501: the host's adapter lacks an optional ability
     "csrf_failed",  # 403: a session's unsafe request without its CSRF token, before the wall
     "crosses_wall",  # 409: a note carrying facts of a case outside the target case's audience (issue 31)
+    "memory_excluded",  # 409: a note filed into a case excluded from the memory (consent, issue 31)
     "unavailable",  # 503: the answer's served-ledger row could not be written, so no answer is given (issue 31)
 )
 

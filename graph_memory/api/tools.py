@@ -286,7 +286,8 @@ def _compounding_tools() -> list[dict[str, Any]]:
                 "filed by you, and the case's next summary will include it. It cannot be edited afterwards; to "
                 "correct it, file a new note. Only people who may open that case will ever see it, so a note "
                 "carrying facts of another of the user's cases that some of them may not open is refused "
-                "(crosses_wall, naming what matched): tell the user, and file it without those facts."
+                "(crosses_wall, naming what matched): tell the user, and file it without those facts. A case "
+                "the firm excluded from the memory (memory_excluded) takes no notes."
             ),
             "method": "POST",
             "path": "/api/memory/cases/{case_id}/notes/",

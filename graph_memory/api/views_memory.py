@@ -24,6 +24,7 @@ from graph_memory.api.serializers import (
     StrictInputSerializer,
 )
 from graph_memory.api.views import ERRORS, ORIENTATION, MemoryApi
+from graph_memory.consent.exclusions import MemoryExcluded
 from graph_memory.memory_index import memory_index
 from graph_memory.notes import (
     IDEMPOTENCY_HEADER,
@@ -42,7 +43,8 @@ CROSSES_WALL = {
     409: OpenApiResponse(
         ErrorOutputSerializer,
         description="crosses_wall: the note carries facts of another of the user's cases that not everyone who may "
-        "open this case may open; the message names them and that case. Nothing was filed.",
+        "open this case may open; the message names them and that case. memory_excluded: the case is excluded "
+        "from the memory (the client's consent). Nothing was filed.",
     )
 }
 
@@ -146,7 +148,8 @@ class CaseNoteFileApi(MemoryApi):
             "case names, case numbers, identifiers, amounts, dates, runs of 8+ words) of another of the user's "
             "cases that someone who may open this case may not is refused with 409 crosses_wall, naming what "
             "matched and from which of the user's cases; a source id the note cites must be a record of this "
-            "case (400 naming the field). Filing is idempotent: the same Idempotency-Key header, or without one "
+            "case (400 naming the field). A case excluded from the memory (the client's consent) refuses every "
+            "note with 409 memory_excluded. Filing is idempotent: the same Idempotency-Key header, or without one "
             "the same origin message ids in the same case, returns the first note with 200 and files nothing, "
             "concurrent repeats included. Strict JSON: a repeated key, a field the body does not take, a number "
             "for a text, or nesting deeper than a few levels is 400 invalid naming it; a body over the server's "
@@ -173,6 +176,8 @@ class CaseNoteFileApi(MemoryApi):
             raise exceptions.Throttled(wait=exc.wait) from exc
         except NoteCrossesWall as exc:
             return Response(error_body("crosses_wall", str(exc), exc.field), status=status.HTTP_409_CONFLICT)
+        except MemoryExcluded as exc:
+            return Response(error_body("memory_excluded", str(exc)), status=status.HTTP_409_CONFLICT)
         body = {
             "note": {
                 "source_id": note.source_id,

@@ -28,6 +28,7 @@ from django.utils import timezone
 from graph_memory import conf
 from graph_memory.adapter import DocumentRef, case_model, get_adapter
 from graph_memory.ai_calls import log_model_calls
+from graph_memory.consent.exclusions import case_excluded, excluded_sql
 from graph_memory.documents import model as prompts
 from graph_memory.documents.offline import Section, build_offline, section_text
 from graph_memory.documents.terms import TermCheck
@@ -63,7 +64,8 @@ def mark_documents_stale(*, documents: Iterable[tuple[int, str]]) -> int:
     """Flag the routing index of each (case id, document key) as out of date. One SQL statement.
 
     A document without an index row gets one (empty, firm taken from the case); each flagged
-    row's `generation` goes up by one. Pairs naming a case that does not exist are ignored.
+    row's `generation` goes up by one. Pairs naming a case that does not exist, or one excluded from
+    the memory (consent), are ignored.
     """
     pairs = sorted({(int(case_id), str(key)) for case_id, key in documents})
     if not pairs:
@@ -79,7 +81,7 @@ def mark_documents_stale(*, documents: Iterable[tuple[int, str]]) -> int:
         f"SELECT c.{q(meta.pk.column)}, c.{firm_column}, v.key, '', 0, '[]'::jsonb, '{{}}'::jsonb, '', '', 0, TRUE, "
         "now(), 1, 0, '' "
         f"FROM unnest(%s::bigint[], %s::text[]) AS v(case_id, key) JOIN {q(meta.db_table)} c "
-        f"ON c.{q(meta.pk.column)} = v.case_id ORDER BY v.case_id, v.key "
+        f"ON c.{q(meta.pk.column)} = v.case_id WHERE NOT {excluded_sql('c')} ORDER BY v.case_id, v.key "
         "ON CONFLICT (case_id, document_key) DO UPDATE SET stale = TRUE, "
         f"generation = {table}.generation + 1, "
         f"stale_since = CASE WHEN {table}.stale THEN COALESCE({table}.stale_since, now()) ELSE now() END"
@@ -184,8 +186,10 @@ def build_document_index(*, case_id: int, key: str, writer: Any = None, offline:
     Promises: only terms literally found in their section's pages are saved; a failed model build saves
     nothing but the error (the previous index stands, the flag stays up) and raises `IndexFailed`; every
     model attempt is an AICall (purpose document_index); a change that lands during the build keeps the
-    index stale.
+    index stale. A case excluded from the memory (consent) raises `IndexFailed` and nothing is read or saved.
     """
+    if case_excluded(case_id=case_id):
+        raise IndexFailed("case excluded from the memory")
     adapter = get_adapter()
     ref = next((d for d in adapter.case_documents(case_id=case_id) if d.key == key), None)
     if ref is None:

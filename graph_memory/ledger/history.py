@@ -5,8 +5,9 @@ open". Each reads the firm's rows that bear on the question (a fixed number
 of indexed queries, every one filtered on the firm), replays them in order,
 and applies the wall's rule (`graph_memory.access`) after each transaction:
 a viewer may open a case while they are an active user of its firm and the
-case is one of the firm's, and they are its firm's admin, hold a grant to it,
-or are in a group that holds one. A moment T counts every change made by a
+case is one of the firm's and not excluded from the memory (consent: nobody
+may open the memory of an excluded case, whatever else holds), and they are
+its firm's admin, hold a grant to it, or are in a group that holds one. A moment T counts every change made by a
 transaction that began at or before T (rows carry their transaction's time).
 
 The answer lists, per viewer (or case), the periods of access that overlap
@@ -32,7 +33,7 @@ from graph_memory.adapter import get_adapter
 from graph_memory.models import AccessChange
 
 K = AccessChange.Kind
-_COLUMNS = ("id", "at", "kind", "granted", "case_id", "viewer_id", "group_id")
+_COLUMNS = ("id", "at", "kind", "granted", "case_id", "viewer_id", "group_id", "reason")
 
 
 @dataclass(frozen=True)
@@ -64,18 +65,23 @@ class _State:
     users: dict[int, bool] = field(default_factory=dict)
     admins: dict[int, bool] = field(default_factory=dict)
     cases: dict[int, bool] = field(default_factory=dict)
+    # Memory consent apart from the case's own rows: a case created, or moved back, while its client is
+    # excluded stays out, and re-including a case deleted meanwhile does not bring it back.
+    excluded: set[int] = field(default_factory=set)
     owners: set[tuple[int, int]] = field(default_factory=set)
     grants: set[tuple[int, int]] = field(default_factory=set)
     group_grants: dict[int, set[int]] = field(default_factory=dict)  # case -> groups
     groups_of: dict[int, set[int]] = field(default_factory=dict)  # viewer -> groups
 
     def apply(self, row: tuple[Any, ...]) -> None:
-        _, _, kind, granted, case_id, viewer_id, group_id = row
+        _, _, kind, granted, case_id, viewer_id, group_id, reason = row
 
         def put(target: set[Any], item: Any) -> None:
             (target.add if granted else target.discard)(item)
 
-        if kind == K.CASE:
+        if kind == K.CASE and reason == AccessChange.Reason.CONSENT:
+            (self.excluded.discard if granted else self.excluded.add)(case_id)
+        elif kind == K.CASE:
             self.cases[case_id] = granted
         elif kind == K.USER:
             self.users[viewer_id] = granted
@@ -92,7 +98,7 @@ class _State:
 
     def why(self, viewer_id: int, case_id: int) -> tuple[str, ...]:
         """Why the viewer may open the case now (empty: they may not): the wall's rule."""
-        if not self.users.get(viewer_id) or not self.cases.get(case_id):
+        if not self.users.get(viewer_id) or not self.cases.get(case_id) or case_id in self.excluded:
             return ()
         reasons = []
         if (viewer_id, case_id) in self.grants:

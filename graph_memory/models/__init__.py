@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from graph_memory.models.consent import MemoryExclusion
 from graph_memory.models.documents import DocumentIndex, DocumentQuery
 from graph_memory.models.graph import Edge, Node
 from graph_memory.models.ledger import AccessChange
@@ -19,6 +20,7 @@ __all__ = [
     "Edge",
     "LintFinding",
     "LintRun",
+    "MemoryExclusion",
     "MissedChange",
     "Node",
     "NoteFiling",

@@ -6,8 +6,8 @@ are in a group that holds one. Each row here records one change to one of
 those inputs, at the time of its transaction (`now()`):
 
 - `case`: the case belongs to the firm from now (created, moved in, baseline) or
-  no longer (deleted, moved out). Reason `consent` is reserved for memory
-  consent (issue 31, item 4): a case excluded from the memory is an ended
+  no longer (deleted, moved out). Reason `consent` is memory consent
+  (`graph_memory.consent`): a case excluded from the memory is an ended
   `case` row with that reason, re-included a granted one, so nobody may open
   its memory in between without any other change here;
 - `owner`: the viewer owns the case (from the case's owner column, when the
@@ -62,7 +62,7 @@ class AccessChange(models.Model):
         MOVED = "moved", "Moved to another firm"
         DEACTIVATED = "deactivated", "Deactivated"
         REACTIVATED = "reactivated", "Reactivated"
-        CONSENT = "consent", "Memory consent (reserved: issue 31, item 4)"
+        CONSENT = "consent", "Memory consent"
 
     at = models.DateTimeField(db_default=TransactionNow(), help_text="The time of the change's transaction.")
     # Empty only for a group membership of a user the ledger knows no firm of (made by raw SQL).

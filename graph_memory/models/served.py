@@ -25,7 +25,7 @@ class ServedRow(models.Model):
         NOT_MODIFIED = "not_modified"
         NOT_FOUND = "not_found"
         INVALID = "invalid"
-        REFUSED = "refused"  # 409 crosses_wall, 403 csrf_failed
+        REFUSED = "refused"  # 409 crosses_wall or memory_excluded, 403 csrf_failed
         THROTTLED = "throttled"
         METHOD_NOT_ALLOWED = "method_not_allowed"
         NOT_SUPPORTED = "not_supported"

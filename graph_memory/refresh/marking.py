@@ -15,6 +15,7 @@ from django.db import connection
 from django.db.models import NOT_PROVIDED, QuerySet
 
 from graph_memory.adapter import case_model, get_adapter, queryset_sql
+from graph_memory.consent.exclusions import excluded_sql
 from graph_memory.models import CaseSummary
 
 
@@ -58,7 +59,8 @@ def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
     (or of their pks) that is inlined as a subquery. Each flagged summary's
     `generation` goes up by one; `stale_since` keeps the time of the oldest
     unrewritten change. A case without a summary row gets one (empty text,
-    firm taken from the case). Ids of cases that do not exist are ignored.
+    firm taken from the case). Ids of cases that do not exist are ignored, and so are
+    cases excluded from the memory (consent): they get no summary row at all.
     Returns the number of summary rows inserted or updated.
     """
     case_meta = case_model()._meta
@@ -84,7 +86,7 @@ def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
     sql = (
         f"INSERT INTO {table} ({', '.join(columns)}) "
         f"SELECT {', '.join(expressions)} FROM {connection.ops.quote_name(case_meta.db_table)} c "
-        f"WHERE {where} ORDER BY {pk_column} "
+        f"WHERE {where} AND NOT {excluded_sql('c')} ORDER BY {pk_column} "
         f"ON CONFLICT ({case_column}) DO UPDATE SET "
         f"stale = TRUE, "
         f"generation = {table}.generation + 1, "

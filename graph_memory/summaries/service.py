@@ -19,6 +19,7 @@ from django.utils import timezone
 from graph_memory import conf, events
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.ai_calls import log_model_calls
+from graph_memory.consent.exclusions import case_excluded
 from graph_memory.models import AICall, CaseSummary, SummaryVersion
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.context import CaseNotFound, ContextSlice, build_context
@@ -41,6 +42,10 @@ class SummaryFailed(Exception):
         self.reason = reason
 
 
+class SummaryExcluded(SummaryFailed):
+    """The case is excluded from the memory (consent): no summary is written, nothing was read or saved."""
+
+
 def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary:
     """Write, verify and save the summary of case `case_id`; return the saved row.
 
@@ -61,7 +66,11 @@ def summarize_case(*, case_id: int, writer: Writer | None = None) -> CaseSummary
     case is written (a bug, a row the database refuses) is this case's
     failure, recorded the same way (`SummaryFailed`); only a database
     connection that is gone escapes, since then nothing can be recorded.
+    A case excluded from the memory (consent) raises `SummaryExcluded` before
+    anything is read, written or sent to a model.
     """
+    if case_excluded(case_id=case_id):
+        raise SummaryExcluded(f"case {case_id} is excluded from the memory (consent): no summary is written")
     firm_id = _case_firm_id(case_id)
     row, _ = CaseSummary.objects.get_or_create(case_id=case_id, defaults={"firm_id": firm_id})
     link = connection.connection  # the session this write runs on (see connection_survived)
