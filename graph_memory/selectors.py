@@ -319,7 +319,7 @@ def _conflict_probes(groups: list[list[list[str]]]) -> tuple[str, list[Any]]:
     (LATERAL, OFFSET 0), so the planner cannot weigh them: given them as constants, it may judge a
     word's initial ("^n") so common that reading every node is cheaper, as it did on a small firm."""
     if not groups:
-        return "SELECT NULL::uuid WHERE false", []
+        return "SELECT NULL::uuid AS id WHERE false", []
     probes = []
     for reading in groups:
         words = ", ".join(["%s::text[]"] * len(reading))

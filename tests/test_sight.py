@@ -496,3 +496,14 @@ def test_writers_of_two_cases_meeting_on_one_row_take_turns(first: str) -> None:
     shared = Node.objects.get(kind=Node.Kind.CLIENT, ref_id=w["shared"].pk)
     assert Sight.objects.get(holder=lawyer.pk, node_id=shared.pk).cases == [cases[2].pk, cases[4].pk]
     assert_as_built()
+
+
+@pytest.mark.parametrize("name", ["x", "Inc.", "The", "&"])
+def test_a_name_without_index_strings_is_checked_by_every_kind_of_viewer(name: str) -> None:
+    """A name too short or too common to have index strings (a single letter, a legal form) leaves the firm's
+    probes empty: a firm admin and a big viewer answer from the exact key alone, as a small viewer does."""
+    w = _make_world(f"sight-short-{abs(hash(name)) % 1000}")
+    small = services.conflicts_check(viewer=w["lawyer"], name=name)
+    with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, "VISIBLE_FIRST_MAX": 1}):
+        assert services.conflicts_check(viewer=w["lawyer"], name=name) == small
+    services.conflicts_check(viewer=w["admin"], name=name)  # answers (it raised on a one-letter name)
