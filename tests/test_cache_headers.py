@@ -79,8 +79,9 @@ def _policy_of(pattern: URLPattern) -> str:
 
 
 def _ask(http: HttpClient, method: str, path: str, params: dict[str, str]) -> Any:
-    if method == "post":  # the API reads JSON bodies only
-        return http.post(path, {"title": "Cache check", "text": "A note.", **params}, content_type="application/json")
+    if method == "post":  # the API reads JSON bodies only, and a note's body its own fields only (strict bodies)
+        extra = {k: v for k, v in params.items() if k not in ("q", "name")}
+        return http.post(path, {"title": "Cache check", "text": "A note.", **extra}, content_type="application/json")
     return http.get(path, params)
 
 
