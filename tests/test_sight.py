@@ -106,13 +106,14 @@ def _plan_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_every_trigger_statement_reads_the_tables_through_their_indexes() -> None:
-    """The triggers run with seq scans off (the functions' own setting), so each statement is driven by the
+    """The triggers run with seq scans, merge and hash joins off (the functions' own settings), so each statement is driven by the
     change's rows whatever the statistics say: that holds only if every table it reads has an index path.
     Each statement is planned over stand-ins for the transition tables (empty copies of the table's columns)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT proname, proconfig FROM pg_proc WHERE proname IN ('gm_sight_sync', 'gm_sight_forget')")
+        settings_ = [f"{name}={value}" for name, value in sight.INDEXED_SETTINGS.items()]
         assert {name: config for name, config in cursor.fetchall()} == {
-            "gm_sight_sync": ["enable_seqscan=off"], "gm_sight_forget": ["enable_seqscan=off"]
+            "gm_sight_sync": settings_, "gm_sight_forget": settings_
         }  # fmt: skip
     statements = [(t, s) for t, _, pairs in sight._trigger_specs() for s in sight._sync(pairs)]
     statements += [(t, s) for t, both in sight._forget_specs() for s in both.split("; ")]
@@ -121,7 +122,8 @@ def test_every_trigger_statement_reads_the_tables_through_their_indexes() -> Non
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(f"CREATE TEMP TABLE gm_new ON COMMIT DROP AS SELECT * FROM {table} LIMIT 0")
             cursor.execute(f"CREATE TEMP TABLE gm_old ON COMMIT DROP AS SELECT * FROM {table} LIMIT 0")
-            cursor.execute("SET LOCAL enable_seqscan = off")
+            for name, value in sight.INDEXED_SETTINGS.items():  # as the trigger functions run them
+                cursor.execute(f"SET LOCAL {name} = {value}")
             cursor.execute("EXPLAIN (FORMAT JSON) " + statement)
             (plan,) = cursor.fetchone()[0]
             transaction.set_rollback(True)

@@ -265,7 +265,7 @@ def test_command_prints_the_summary(demo_firm: Firm, capsys, monkeypatch) -> Non
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     call_command("summarize_case", "--firm", "hale-ward", "2026-047")
     out = capsys.readouterr().out
-    assert "Client: Meridian Foods Corp. [client:meridian]" in out
+    assert "“Client: Meridian Foods Corp.” [client:meridian]" in out  # each statement quoted (issue 32)
     assert "Writer: extractive (no model)" in out
     assert "Selection: 3 of 3 sentence ids kept, 3 statements served (0 shortened)" in out
     assert conf.get("NOTICE") in out

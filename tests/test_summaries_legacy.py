@@ -139,5 +139,6 @@ def test_a_legacy_summary_protects_nothing_against_its_rewrite(demo_firm: Firm) 
 def test_unreadable_content_serves_no_statement() -> None:
     assert served_statements(None) == ()
     assert served_statements({"status": ["text", {"text": 3}, {"text": "ok", "kind": "field", "sources": ["x"]}]}) == (
-        {"section": "status", "label": "", "text": "ok", "sources": ["x"], "kind": "field", "legacy": False},
+        {"section": "status", "label": "", "text": "ok", "sources": ["x"], "kind": "field", "legacy": False,
+         "instruction_like": False},
     )
