@@ -58,15 +58,36 @@ INDEXED_SETTINGS = {"enable_seqscan": "off", "enable_mergejoin": "off", "enable_
 INDEXED = " ".join(f"SET {name} = {value}" for name, value in INDEXED_SETTINGS.items())
 # Writers of the sight take one advisory lock per bucket of holders their statement rewrites (`_sync`).
 HOLDER_BUCKETS = 64
+# A trigger statement starting with this is a query of (holder, node_id, firm_id, gone) rows, each applied
+# by the two statements below, by key (`{key}`: the row variable).
+EACH_ROW = "-- each row"
+ROW_KEY = "holder = {key}.holder AND node_id = {key}.node_id AND firm_id = {key}.firm_id"
+ROW_DELETE = f"DELETE FROM {SIGHT} WHERE {ROW_KEY} AND cases <@ {{key}}.gone"
+ROW_LESSEN = (
+    f"UPDATE {SIGHT} SET cases = ARRAY(SELECT x FROM unnest(cases) x WHERE x <> ALL({{key}}.gone) ORDER BY x) "
+    f"WHERE {ROW_KEY}"
+)
 
 _SYNC = f"""
 CREATE OR REPLACE FUNCTION gm_sight_sync() RETURNS trigger LANGUAGE plpgsql {INDEXED} AS $fn$
+DECLARE found_ record;
 BEGIN
     -- TG_ARGV: the statements that take the cases' rows and their holders' locks, delete the rows of no
     -- other case, take the cases out of the others and write them back, each over this trigger's
     -- transition tables; one statement after another, each with a fresh snapshot.
     FOR i IN 0 .. TG_NARGS - 1 LOOP
-        EXECUTE TG_ARGV[i];
+        IF starts_with(TG_ARGV[i], '{EACH_ROW}') THEN
+            -- The rows holding the statement's cases, with the cases each loses: each row by its key (one
+            -- probe of the primary key, whatever the statistics say), deleted if it held no other case.
+            FOR found_ IN EXECUTE TG_ARGV[i] LOOP
+                {ROW_DELETE.format(key="found_")};
+                IF NOT FOUND THEN
+                    {ROW_LESSEN.format(key="found_")};
+                END IF;
+            END LOOP;
+        ELSE
+            EXECUTE TG_ARGV[i];
+        END IF;
     END LOOP;
     RETURN NULL;
 END
@@ -134,10 +155,10 @@ def _held(wanted: str) -> str:
 def _sync(pairs: str) -> tuple[str, ...]:
     """The statements that bring the rows of `pairs` up to date: (holder, case) rows, a NULL holder
     meaning every holder of the case. First each case's `SightCase` row (in case order) and the lock of
-    each holder's bucket (in bucket order); then each
-    pair's case taken out of its holder's rows (a row of no other case deleted, the others lessened);
-    then each pair whose grant still stands written back, from the case's edges as they are now. Each
-    reads the tables one probe per pair (INDEXED): a case's rows through the GIN index of `cases`."""
+    each holder's bucket (in bucket order); then each pair's case taken out of its holder's rows, row by
+    row by key (EACH_ROW: a row of no other case deleted, the others lessened); then each pair whose
+    grant still stands written back, from the case's edges as they are now. Each reads the tables one
+    probe per pair or row (INDEXED): a case's rows through the GIN index of `cases`, a row by its key."""
     wanted = f"SELECT DISTINCT p.h, p.c FROM ({pairs}) p(h, c) WHERE p.c IS NOT NULL"
     take = (
         f"INSERT INTO {CASES} (case_id, version) SELECT DISTINCT p.c, 1 FROM ({wanted}) p ORDER BY p.c "
@@ -145,16 +166,14 @@ def _sync(pairs: str) -> tuple[str, ...]:
     )
     # Per row, every case of the statement's pairs it holds: a row left with none is deleted, the others
     # lose those cases (each row written once).
-    hit = f"""(
-    SELECT s.holder, s.node_id, s.firm_id, array_agg(DISTINCT p.c) AS gone
-    FROM ({wanted}) p CROSS JOIN LATERAL (
-        SELECT s.holder, s.node_id, s.firm_id FROM {SIGHT} s
-        WHERE s.cases @> ARRAY[p.c]::bigint[] AND (p.h IS NULL OR s.holder = p.h) OFFSET 0
-    ) s
-    GROUP BY s.holder, s.node_id, s.firm_id
-) hit WHERE (s.holder, s.node_id, s.firm_id) = (hit.holder, hit.node_id, hit.firm_id)"""
-    drop = f"DELETE FROM {SIGHT} s USING {hit} AND s.cases <@ hit.gone"
-    lessen = f"UPDATE {SIGHT} s SET cases = ARRAY(SELECT x FROM unnest(s.cases) x WHERE x <> ALL(hit.gone) ORDER BY x) FROM {hit}"
+    # Per row, every case of the statement's pairs it holds (applied row by row by gm_sight_sync: EACH_ROW).
+    hit = f"""{EACH_ROW}
+SELECT s.holder, s.node_id, s.firm_id, array_agg(DISTINCT p.c) AS gone
+FROM ({wanted}) p CROSS JOIN LATERAL (
+    SELECT s.holder, s.node_id, s.firm_id FROM {SIGHT} s
+    WHERE s.cases @> ARRAY[p.c]::bigint[] AND (p.h IS NULL OR s.holder = p.h) OFFSET 0
+) s
+GROUP BY s.holder, s.node_id, s.firm_id"""
     # A row holds a node for several of its holder's cases, so writers of different cases meet on it: each
     # takes its holders' buckets first, in order (after the cases, in order), and none waits on another in a
     # circle. Buckets, not holders: a map rebuild's statement rewrites every holder of its cases, and a lock
@@ -164,7 +183,7 @@ def _sync(pairs: str) -> tuple[str, ...]:
         f"SELECT count(pg_advisory_xact_lock({int(locks.LockKind.SIGHT_HOLDERS)}, b.b)) FROM ("
         f"SELECT DISTINCT (h.h % {HOLDER_BUCKETS})::int AS b FROM ({holders}) h(h) ORDER BY 1 OFFSET 0) b"
     )
-    return take, buckets, drop, lessen, _write(_held(wanted), probe=True)
+    return take, buckets, hit, _write(_held(wanted), probe=True)
 
 
 def _write(held: str, *, probe: bool = False) -> str:

@@ -117,6 +117,13 @@ def test_every_trigger_statement_reads_the_tables_through_their_indexes() -> Non
         }  # fmt: skip
     statements = [(t, s) for t, _, pairs in sight._trigger_specs() for s in sight._sync(pairs)]
     statements += [(t, s) for t, both in sight._forget_specs() for s in both.split("; ")]
+    # The statements gm_sight_sync applies to each row an EACH_ROW query returns, with a row's values in.
+    row = {"k.holder": "1::bigint", "k.node_id": "gen_random_uuid()", "k.firm_id": "1::bigint", "k.gone": "ARRAY[1]::bigint[]"}
+    for each in (sight.ROW_DELETE, sight.ROW_LESSEN):
+        statement = each.format(key="k")
+        for name, value in row.items():
+            statement = statement.replace(name, value)
+        statements.append((sight.SIGHT, statement))
     assert len(statements) >= 30
     for table, statement in statements:
         with transaction.atomic(), connection.cursor() as cursor:
