@@ -22,7 +22,8 @@ from django.db import connection
 from django.db.models import BooleanField, F, Func, QuerySet
 from django.db.models.expressions import RawSQL
 
-from graph_memory.adapter import GuardianPermissions, NotSupported, case_model, get_adapter
+from graph_memory.adapter import GuardianPermissions, NotSupported, case_firm_column, case_model, get_adapter
+from graph_memory.adapter import firm_cases as firm_cases_of
 
 
 class NotFound(Exception):
@@ -43,10 +44,6 @@ def viewer_firm_id(viewer: Any) -> int | None:
     if viewer is None or not getattr(viewer, "is_authenticated", False) or not getattr(viewer, "is_active", False):
         return None
     return get_adapter().viewer_firm_id(viewer)
-
-
-def _firm_column() -> str:
-    return case_model()._meta.get_field(get_adapter().case_firm_field).column
 
 
 @functools.cache
@@ -140,7 +137,7 @@ def visible_case_ids_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
     meta = case_model()._meta
     q = connection.ops.quote_name
     if adapter.viewer_is_firm_admin(viewer):
-        return f"SELECT c.id FROM {q(meta.db_table)} c WHERE c.{q(_firm_column())} = %s", (firm_id,)
+        return f"SELECT c.id FROM {q(meta.db_table)} c WHERE c.{q(case_firm_column())} = %s", (firm_id,)
     permissions = adapter.guardian_permissions()
     if permissions is not None:
         # The user model's group links (PermissionsMixin's `groups`), if group grants count.
@@ -149,14 +146,14 @@ def visible_case_ids_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
             viewer._meta.get_field("groups").remote_field.through._meta.db_table
             if permissions.group_model is not None else ""
         )  # fmt: skip
-        sql = _guardian_sql(permissions, meta.db_table, _firm_column(), groups_table)
+        sql = _guardian_sql(permissions, meta.db_table, case_firm_column(), groups_table)
         return sql, _guardian_params(permissions, viewer, firm_id)
     try:
         # order_by(): the host's default ordering means nothing inside a subquery.
         member_sql, member_params = adapter.member_case_ids(viewer).order_by().query.sql_with_params()
     except EmptyResultSet:
         return None
-    return _in_firm(f"({member_sql})", meta.db_table, _firm_column()), (*member_params, firm_id)
+    return _in_firm(f"({member_sql})", meta.db_table, case_firm_column()), (*member_params, firm_id)
 
 
 class _AnyOf(Func):
@@ -183,7 +180,7 @@ def visible_cases(viewer: Any) -> QuerySet[Any]:
     visible = visible_case_ids_sql(viewer)
     if visible is None:
         return Case.objects.none()
-    firm_cases = Case.objects.filter(**{f"{get_adapter().case_firm_field}_id": viewer_firm_id(viewer)})
+    firm_cases = firm_cases_of(viewer_firm_id(viewer))
     if get_adapter().viewer_is_firm_admin(viewer):
         return firm_cases
     return firm_cases.filter(case_ids_in(*visible))
@@ -195,7 +192,7 @@ def visible_case(viewer: Any, *, case_id: int) -> QuerySet[Any]:
     visible = visible_case_ids_sql(viewer)
     if visible is None:
         return Case.objects.none()
-    firm_cases = Case.objects.filter(pk=case_id, **{f"{get_adapter().case_firm_field}_id": viewer_firm_id(viewer)})
+    firm_cases = firm_cases_of(viewer_firm_id(viewer)).filter(pk=case_id)
     if get_adapter().viewer_is_firm_admin(viewer):
         return firm_cases
     return firm_cases.filter(pk__in=RawSQL(*visible))

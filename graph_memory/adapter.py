@@ -251,7 +251,7 @@ class MemoryAdapter:
         """The case of this firm with this reference, for commands (None if there is none)."""
         model = case_model()
         return (
-            model.objects.filter(**{f"{self.case_firm_field}_id": firm_id})
+            model.objects.filter(**{case_firm_attname(): firm_id})
             .annotate(_reference=self.case_reference())
             .filter(_reference=reference)
             .values_list("pk", flat=True)
@@ -308,7 +308,7 @@ class MemoryAdapter:
         should answer in a fixed number of queries (one per kind).
         """
         case_ids = {case_id for pairs in cited.values() for case_id, _ in pairs}
-        ours = case_model().objects.filter(pk__in=case_ids, **{f"{self.case_firm_field}_id": firm_id})
+        ours = firm_cases(firm_id).filter(pk__in=case_ids)
         limits = SliceLimits(
             per_kind=dict.fromkeys(RECORD_KINDS, 1_000_000), counterparties=1_000_000,
             text_chars=1_000_000_000, pages_per_document=100_000,
@@ -463,6 +463,21 @@ def case_model() -> type[Model]:
 def firm_model() -> type[Model]:
     """The host's firm model (settings.GRAPH_MEMORY_FIRM_MODEL)."""
     return apps.get_model(conf.firm_model_label(), require_ready=False)
+
+
+def case_firm_attname() -> str:
+    """The case model's firm foreign key as the ORM names its id (e.g. "firm_id"): the one way to say it."""
+    return f"{get_adapter().case_firm_field}_id"
+
+
+def case_firm_column() -> str:
+    """The case table's firm column, unquoted, for raw SQL."""
+    return case_model()._meta.get_field(get_adapter().case_firm_field).column
+
+
+def firm_cases(firm_id: Any) -> QuerySet[Any]:
+    """The cases of one firm (lazy)."""
+    return case_model().objects.filter(**{case_firm_attname(): firm_id})
 
 
 @functools.cache

@@ -22,7 +22,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from graph_memory import served_ledger
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import case_firm_attname, case_model, firm_cases, get_adapter
 from graph_memory.admin_lint import lint_health
 from graph_memory.admin_scoping import admin_firms
 from graph_memory.display import case_label, firm_timezone
@@ -76,7 +76,7 @@ def night_window(*, tz: dt.tzinfo, now: dt.datetime) -> tuple[list[dt.date], dt.
 
 def summary_counts(*, firm_id: int) -> dict[str, int]:
     """Cases of the firm by summary state, in one aggregate query."""
-    firm_column = f"{get_adapter().case_firm_field}_id"
+    firm_column = case_firm_attname()
     return case_model().objects.filter(**{firm_column: firm_id}).aggregate(
         cases=Count("pk"),
         stale=Count("pk", filter=Q(memory_summary__stale=True) & ~Q(memory_summary__text="")),
@@ -237,7 +237,7 @@ def map_picture(edges: list[Edge], *, case_ref_id: int, width: int = 720, height
 
 def _chosen_case(raw: str | None, *, firm_id: int) -> Any | None:
     """The case asked for (the firm's first when none is), in one query; never all of the firm's cases."""
-    cases = case_model().objects.filter(**{f"{get_adapter().case_firm_field}_id": firm_id})
+    cases = firm_cases(firm_id)
     if raw in (None, ""):
         return cases.order_by("pk").first()
     try:

@@ -17,7 +17,8 @@ from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Greatest
 
 from graph_memory import access, conf, sight, walled_reads
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import case_firm_attname, get_adapter
+from graph_memory.adapter import firm_cases as firm_cases_of
 from graph_memory.instruction_like import is_instruction_like
 from graph_memory.models import CaseSummary, Edge, Node
 from graph_memory.refresh.on_demand import ensure_summary
@@ -65,7 +66,7 @@ def _case_rows(cases: QuerySet[Any], limit: int, *, statements: bool) -> list[di
     stored statements only with `statements`: the content is larger than the text). One query."""
     adapter = get_adapter()
     case_node = Node.objects.filter(
-        firm_id=OuterRef(f"{adapter.case_firm_field}_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
+        firm_id=OuterRef(case_firm_attname()), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
     ).order_by()
     header = {f"h_{name}": expression for name, expression in adapter.case_header_annotations().items()}
     live = {f"l_{name}": expression for name, expression in adapter.live_fact_annotations().items()}
@@ -212,7 +213,7 @@ def _cases_of(viewer: Any, node: Node) -> QuerySet[Any]:
     if sight.enabled():  # or from the sight while it is built
         sighted = (walled_reads.SIGHT_CASES_OF_NODE, [access.viewer_firm_id(viewer), node.pk, *visible_params])
         connected, params = sight.gated(viewer, sighted=sighted, walled=(connected, params))
-    firm_cases = case_model().objects.filter(**{f"{get_adapter().case_firm_field}_id": access.viewer_firm_id(viewer)})
+    firm_cases = firm_cases_of(access.viewer_firm_id(viewer))
     return firm_cases.filter(access.case_ids_in(connected.format(visible=visible_sql), tuple(params)))
 
 

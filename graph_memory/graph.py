@@ -29,7 +29,7 @@ from typing import Any
 from django.db import connection, transaction
 
 from graph_memory import locks
-from graph_memory.adapter import case_model, firm_model, get_adapter, queryset_sql
+from graph_memory.adapter import case_firm_attname, case_model, firm_model, get_adapter, queryset_sql
 from graph_memory.models import Edge, Node
 from graph_memory.names import name_keys
 
@@ -355,7 +355,7 @@ def graph_rebuild_firm(*, firm_id: int) -> GraphChanges:
 
 
 def _firm_of_case(case_id: int) -> int | None:
-    firm_column = f"{get_adapter().case_firm_field}_id"
+    firm_column = case_firm_attname()
     firm_id = case_model().objects.filter(pk=case_id).values_list(firm_column, flat=True).first()
     if firm_id is None:
         # The case is gone; its node (if the map ever had it) still knows the firm.

@@ -26,7 +26,7 @@ from django.db.models import F, FilteredRelation, Func, OuterRef, Q, Subquery, T
 from django.db.models.functions import Coalesce, Greatest
 
 from graph_memory import access, conf
-from graph_memory.adapter import get_adapter
+from graph_memory.adapter import case_firm_attname, get_adapter
 from graph_memory.models import Node
 from graph_memory.summaries.context import clip
 from graph_memory.summaries.rulebook import SECTIONS
@@ -84,7 +84,7 @@ def _rows(viewer: Any, fetch: int) -> list[dict[str, Any]]:
     adapter = get_adapter()
     header = adapter.case_header_annotations()
     case_node = Node.objects.filter(
-        firm_id=OuterRef(f"{adapter.case_firm_field}_id"), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
+        firm_id=OuterRef(case_firm_attname()), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
     ).order_by()
     visible = access.visible_cases(viewer)
     firm_id = access.viewer_firm_id(viewer)

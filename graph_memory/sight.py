@@ -36,7 +36,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from graph_memory import access, conf, locks, triggers
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import case_firm_column, case_model, get_adapter
 from graph_memory.models import Edge, Node, Sight, SightCase, SightState
 from graph_memory.triggers import Trigger, TriggerSet
 
@@ -247,7 +247,7 @@ def _trigger_specs() -> list[tuple[str, str, str]]:
         f"SELECT e.case_id FROM {E} e WHERE e.target_id = r.id OFFSET 0) e"
     )))  # fmt: skip
     # A case moved to another firm: its rows say the firm.
-    firm, pk = _q(access._firm_column()), _q(case_model()._meta.pk.column)
+    firm, pk = _q(case_firm_column()), _q(case_model()._meta.pk.column)
     specs.append((_q(case_model()._meta.db_table), "UPDATE", (
         f"SELECT NULL::bigint, n.{pk} FROM gm_new n JOIN gm_old o ON o.{pk} = n.{pk} WHERE n.{firm} IS DISTINCT FROM o.{firm}"
     )))  # fmt: skip

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import case_firm_column, case_model, get_adapter
 from graph_memory.models import MemoryExclusion
 
 
@@ -36,7 +36,7 @@ def excluded_sql(alias: str) -> str:
     q = connection.ops.quote_name
     meta = case_model()._meta
     adapter = get_adapter()
-    firm = f"{alias}.{q(meta.get_field(adapter.case_firm_field).column)}"
+    firm = f"{alias}.{q(case_firm_column())}"
     table = q(MemoryExclusion._meta.db_table)
     refs = [f"('case', {alias}.{q(meta.pk.column)})"]
     if adapter.case_client_field:
@@ -61,7 +61,7 @@ def excluded_case_ids(*, firm_id: int, case_ids: Iterable[int] | None = None) ->
     """The firm's excluded cases (among `case_ids` if given). One query, filtered on the firm."""
     q = connection.ops.quote_name
     meta = case_model()._meta
-    firm_column = q(meta.get_field(get_adapter().case_firm_field).column)
+    firm_column = q(case_firm_column())
     pk = f"c.{q(meta.pk.column)}"
     sql = f"SELECT {pk} FROM {q(meta.db_table)} c WHERE c.{firm_column} = %s AND {excluded_sql('c')}"
     params: list[object] = [int(firm_id)]

@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from graph_memory.access import NotFound
-from graph_memory.adapter import NotSupported, case_model, get_adapter
+from graph_memory.adapter import NotSupported, case_firm_attname, case_model, get_adapter
 from graph_memory.consent.exclusions import excluded_case_ids
 from graph_memory.documents.index import mark_documents_stale
 from graph_memory.models import (
@@ -45,7 +45,7 @@ class ConsentChange:
 def _case_ids_of(*, firm_id: int, kind: str, ref_id: int) -> list[int]:
     """The firm's cases the exclusion names: the case itself, or every case of the client now."""
     adapter = get_adapter()
-    firm = {f"{adapter.case_firm_field}_id": firm_id}
+    firm = {case_firm_attname(): firm_id}
     cases = case_model().objects.filter(**firm)
     if kind == MemoryExclusion.Kind.CASE:
         return list(cases.filter(pk=ref_id).values_list("pk", flat=True))
@@ -155,7 +155,7 @@ def record_new_case(*, case: Any) -> None:
     adapter = get_adapter()
     if not adapter.case_client_field:
         return
-    firm_id = getattr(case, f"{adapter.case_firm_field}_id")
+    firm_id = getattr(case, case_firm_attname())
     client_id = getattr(case, f"{adapter.case_client_field}_id")
     if (
         client_id is None

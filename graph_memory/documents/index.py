@@ -26,7 +26,7 @@ from django.db.models import F, Q, Sum, Value, When
 from django.utils import timezone
 
 from graph_memory import conf
-from graph_memory.adapter import DocumentRef, case_model, get_adapter
+from graph_memory.adapter import DocumentRef, case_firm_attname, case_firm_column, case_model, get_adapter
 from graph_memory.ai_calls import log_model_calls
 from graph_memory.consent.exclusions import case_excluded, excluded_sql
 from graph_memory.documents import model as prompts
@@ -73,7 +73,7 @@ def mark_documents_stale(*, documents: Iterable[tuple[int, str]]) -> int:
     q = connection.ops.quote_name
     meta = case_model()._meta
     table = q(DocumentIndex._meta.db_table)
-    firm_column = q(meta.get_field(get_adapter().case_firm_field).column)
+    firm_column = q(case_firm_column())
     # ON CONFLICT: insert-or-update in one statement, no read-then-write race (as refresh/marking.py).
     sql = (
         f"INSERT INTO {table} (case_id, firm_id, document_key, title, page_count, sections, report, builder, model, "
@@ -241,7 +241,7 @@ def _save(pk: int, ref: DocumentRef, built: Built, *, generation: int, pages: in
 
 
 def _firm_of(case_id: int) -> int:
-    firm_column = f"{get_adapter().case_firm_field}_id"
+    firm_column = case_firm_attname()
     firm_id = case_model().objects.filter(pk=case_id).values_list(firm_column, flat=True).first()
     if firm_id is None:
         raise IndexFailed("case not found")

@@ -22,7 +22,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import case_firm_attname, case_model, get_adapter
 from graph_memory.ledger.history import Answer
 from graph_memory.models import AccessChange
 
@@ -61,7 +61,7 @@ def labels(*, firm_id: int, case_ids: Iterable[int], user_ids: Iterable[int], gr
     adapter = get_adapter()
     if case_ids:
         cases = case_model()._default_manager.filter(pk__in=case_ids)
-        ours = {c.pk: c for c in cases.filter(**{f"{adapter.case_firm_field}_id": firm_id})}
+        ours = {c.pk: c for c in cases.filter(**{case_firm_attname(): firm_id})}
         found.cases = {pk: adapter.case_label(case) for pk, case in ours.items()}
         for pk in cases.exclude(pk__in=list(ours)).values_list("pk", flat=True):
             found.cases[pk] = f"[case #{pk}, moved to another firm]"

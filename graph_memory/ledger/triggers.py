@@ -35,8 +35,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
 from django.db import DEFAULT_DB_ALIAS, connection
 
-from graph_memory import access, sight, triggers
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory import sight, triggers
+from graph_memory.adapter import case_firm_column, case_model, get_adapter
 from graph_memory.models import AccessChange
 from graph_memory.triggers import Trigger, TriggerSet
 
@@ -74,7 +74,7 @@ def _case_columns() -> tuple[str, str, str, str | None]:
     meta = case_model()._meta
     owner = get_adapter().case_owner_field
     return (
-        _q(meta.db_table), _q(meta.pk.column), _q(access._firm_column()),
+        _q(meta.db_table), _q(meta.pk.column), _q(case_firm_column()),
         _q(meta.get_field(owner).column) if owner else None,
     )  # fmt: skip
 

@@ -8,7 +8,7 @@ from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from graph_memory import conf
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import case_firm_attname, case_model, get_adapter
 from graph_memory.embeddings import configured_model
 from graph_memory.lint.findings import HIGH, LOW, MEDIUM, Finding
 from graph_memory.lint.statements import summaries_with_reference
@@ -62,7 +62,7 @@ def stale_too_long(*, firm_id: int) -> list[Finding]:
     flagged = CaseSummary.objects.filter(case_id=OuterRef("pk"), stale=True)
     unsummarised = (
         case_model()
-        .objects.filter(**{f"{adapter.case_firm_field}_id": firm_id})
+        .objects.filter(**{case_firm_attname(): firm_id})
         .annotate(_reference=adapter.case_reference(), _activity=adapter.case_activity())
         .filter(~Exists(written), ~Exists(flagged), _activity__lt=cutoff)
         .order_by("pk")

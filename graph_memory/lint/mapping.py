@@ -23,7 +23,7 @@ from django.db.models import OuterRef, Subquery
 from rapidfuzz.distance import OSA
 
 from graph_memory import conf
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import case_firm_attname, case_model, get_adapter
 from graph_memory.graph import graph_drift_firm
 from graph_memory.lint.findings import HIGH, LOW, MEDIUM, Finding
 from graph_memory.models import Edge, LintFinding, Node
@@ -40,7 +40,7 @@ def _references(*, firm_id: int, case_ids: set[int]) -> dict[int, str]:
     adapter = get_adapter()
     return dict(
         case_model()
-        .objects.filter(pk__in=case_ids, **{f"{adapter.case_firm_field}_id": firm_id})
+        .objects.filter(pk__in=case_ids, **{case_firm_attname(): firm_id})
         .annotate(_r=adapter.case_reference())
         .values_list("pk", "_r")
     )

@@ -14,7 +14,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import NOT_PROVIDED, QuerySet
 
-from graph_memory.adapter import case_model, get_adapter, queryset_sql
+from graph_memory.adapter import case_firm_column, case_model, queryset_sql
 from graph_memory.consent.exclusions import excluded_sql
 from graph_memory.models import CaseSummary
 
@@ -29,7 +29,7 @@ def _insert_columns() -> tuple[list[str], list[str], list[Any]]:
     case_table = case_model()._meta
     computed = {
         "case": f"c.{case_table.pk.column}",
-        "firm": f"c.{case_table.get_field(get_adapter().case_firm_field).column}",
+        "firm": f"c.{case_firm_column()}",
         "stale": "TRUE",
         "stale_since": "now()",
         "generation": "1",

@@ -32,7 +32,7 @@ from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from graph_memory import graph, retention
-from graph_memory.adapter import case_model, firm_model, get_adapter
+from graph_memory.adapter import case_firm_attname, case_model, firm_model, get_adapter
 from graph_memory.documents.index import mark_documents_stale
 from graph_memory.ledger import users as ledger_users
 from graph_memory.models import MissedChange, Node
@@ -66,8 +66,7 @@ def error_text(exc: BaseException) -> str:
 
 
 def _firms_of_cases(case_ids: Sequence[int]) -> set[int]:
-    meta = case_model()._meta
-    firm_column = meta.get_field(get_adapter().case_firm_field).attname
+    firm_column = case_firm_attname()
     firms = set(case_model()._default_manager.filter(pk__in=case_ids).values_list(firm_column, flat=True))
     # A case deleted since: its node still knows the firm.
     return firms | set(Node.objects.filter(kind=Node.Kind.CASE, ref_id__in=case_ids).values_list("firm_id", flat=True))

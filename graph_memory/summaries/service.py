@@ -17,7 +17,7 @@ from django.db.models import F, TextField, Value, When
 from django.utils import timezone
 
 from graph_memory import conf, events
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import case_firm_attname, case_model
 from graph_memory.ai_calls import log_model_calls
 from graph_memory.consent.exclusions import case_excluded
 from graph_memory.models import AICall, CaseSummary, SummaryVersion
@@ -194,7 +194,7 @@ def _write(row: CaseSummary, *, case_id: int, writer: Writer | None) -> CaseSumm
 
 
 def _case_firm_id(case_id: int) -> int:
-    firm_column = f"{get_adapter().case_firm_field}_id"
+    firm_column = case_firm_attname()
     firm_id = case_model().objects.filter(pk=case_id).values_list(firm_column, flat=True).first()
     if firm_id is None:
         raise SummaryFailed("case not found")

@@ -40,6 +40,7 @@ from django.db.models.functions import Upper
 
 from graph_memory import access, conf
 from graph_memory.adapter import RECORD_KINDS, CaseHeader, Record, SliceLimits, case_model, get_adapter
+from graph_memory.adapter import firm_cases as firm_cases_of
 from graph_memory.models import CaseSummary, Edge, NoteRefusal
 from graph_memory.names import MAX_QUERY_WORDS, lookup_key, party_key
 from graph_memory.writeback.facts import RUN_WORDS, Facts, Probe, facts_of, phrases_of, words_of
@@ -268,7 +269,7 @@ def note_crossings(
     note = facts_of(text)
     note.identifiers |= {t.upper() for t in _TOKEN.findall(text) if len(t) >= 4 and any(c.isdigit() for c in t)}
     in_crossing = RawSQL(*crossing)
-    firm_cases = case_model().objects.filter(**{f"{adapter.case_firm_field}_id": firm_id})
+    firm_cases = firm_cases_of(firm_id)
 
     summaries = dict(CaseSummary.objects.filter(firm_id=firm_id, case_id=case_id).values_list("case_id", "text"))
     own_header = adapter.case_header(case_id=case_id, limits=_TARGET_LIMITS)
