@@ -125,8 +125,8 @@ def _permission_sql() -> str:
     content_type = ContentType.objects.get_for_model(case_model())
     return (
         f"(SELECT p.id FROM {_q(Permission._meta.db_table)} p JOIN {_q(ContentType._meta.db_table)} ct ON ct.id = p.content_type_id "
-        f"WHERE ct.app_label = {_literal(content_type.app_label)} AND ct.model = {_literal(content_type.model)} "
-        f"AND p.codename = {_literal(permissions.codename)})"
+        f"WHERE ct.app_label = {triggers.literal(content_type.app_label)} AND ct.model = {triggers.literal(content_type.model)} "
+        f"AND p.codename = {triggers.literal(permissions.codename)})"
     )
 
 
@@ -283,10 +283,6 @@ def _forget_specs() -> list[tuple[str, str]]:
     return specs
 
 
-def _trigger_name(table: str, event: str) -> str:
-    return f"gm_sight_{table.strip(chr(34))}_{event.lower()}"[:63]
-
-
 def _truncated_tables() -> list[str]:
     """The tables whose TRUNCATE leaves the sight not built: every table a sync trigger reads."""
     return list(dict.fromkeys([t for t, _, _ in _trigger_specs()] + [SIGHT, CASES]))
@@ -297,23 +293,12 @@ def _triggers() -> list[Trigger]:
     specs = _trigger_specs()
     if not specs:
         return []
-    declared = []
-    for table, event, pairs in specs:
-        refs = {"INSERT": "NEW TABLE AS gm_new", "DELETE": "OLD TABLE AS gm_old",
-                "UPDATE": "OLD TABLE AS gm_old NEW TABLE AS gm_new"}[event]  # fmt: skip
-        arguments = ", ".join(_literal(statement) for statement in _sync(pairs))
-        declared.append(Trigger(_trigger_name(table, event), table, (
-            f"AFTER {event} ON {table} REFERENCING {refs} FOR EACH STATEMENT EXECUTE FUNCTION gm_sight_sync({arguments})"
-        )))  # fmt: skip
-    for table in _truncated_tables():
-        declared.append(Trigger(_trigger_name(table, "truncate"), table,
-                                f"AFTER TRUNCATE ON {table} FOR EACH STATEMENT EXECUTE FUNCTION gm_sight_unbuilt()"))  # fmt: skip
-    for table, statement in _forget_specs():
-        declared.append(Trigger(_trigger_name(table, "delete_forget"), table, (
-            f"AFTER DELETE ON {table} REFERENCING OLD TABLE AS gm_old FOR EACH STATEMENT "
-            f"EXECUTE FUNCTION gm_sight_forget({_literal(statement)})"
-        )))  # fmt: skip
-    return declared
+    return [
+        *(triggers.after_statement("gm_sight_", table, event, "gm_sight_sync", _sync(pairs)) for table, event, pairs in specs),
+        *(triggers.after_statement("gm_sight_", table, "TRUNCATE", "gm_sight_unbuilt") for table in _truncated_tables()),
+        *(triggers.after_statement("gm_sight_", table, "DELETE", "gm_sight_forget", (statement,), suffix="delete_forget")
+          for table, statement in _forget_specs()),
+    ]  # fmt: skip
 
 
 def _unbuilt(using: str) -> None:
@@ -337,11 +322,6 @@ TRIGGERS = TriggerSet(
 def install(using: str = DEFAULT_DB_ALIAS, **_: Any) -> int:
     """Create (or replace) every trigger; returns how many. Safe to run again."""
     return triggers.install(TRIGGERS, using=using) if _trigger_specs() else 0
-
-
-def _literal(text: str) -> str:
-    """A SQL string literal (trigger arguments cannot be bound parameters)."""
-    return "'" + text.replace("'", "''") + "'"
 
 
 def trigger_names() -> list[str]:

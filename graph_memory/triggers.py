@@ -48,6 +48,31 @@ class TriggerSet:
         return self.triggers() if self.enabled() else []
 
 
+# What a statement trigger of each event may read of the rows it changed (TRUNCATE has none).
+_TRANSITIONS = {
+    "INSERT": "REFERENCING NEW TABLE AS gm_new ",
+    "DELETE": "REFERENCING OLD TABLE AS gm_old ",
+    "UPDATE": "REFERENCING OLD TABLE AS gm_old NEW TABLE AS gm_new ",
+}
+
+
+def literal(text: str) -> str:
+    """A SQL string literal (a trigger's arguments cannot be bound parameters)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def after_statement(
+    prefix: str, table: str, event: str, function: str, arguments: tuple[str, ...] = (), *, suffix: str | None = None
+) -> Trigger:
+    """A trigger `<prefix><table>_<suffix or event>` running `function(arguments...)` once after each `event`
+    statement on `table` (quoted), which reads the rows it changed as `gm_new` / `gm_old`."""
+    name = f"{prefix}{table.strip(chr(34))}_{(suffix or event).lower()}"[:63]
+    call = f"{function}({', '.join(literal(argument) for argument in arguments)})"
+    return Trigger(
+        name, table, f"AFTER {event} ON {table} {_TRANSITIONS.get(event, '')}FOR EACH STATEMENT EXECUTE FUNCTION {call}"
+    )
+
+
 def installed(triggers: TriggerSet, *, using: str = DEFAULT_DB_ALIAS) -> list[tuple[str, str]]:
     """(trigger, table) of every trigger of the set in the database, by name."""
     with connections[using].cursor() as cursor:

@@ -65,10 +65,6 @@ def _q(name: str) -> str:
     return connection.ops.quote_name(name)
 
 
-def _literal(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _case_columns() -> tuple[str, str, str, str | None]:
     """The case table, its primary key, firm and owner columns (quoted; owner None when not named)."""
     meta = case_model()._meta
@@ -232,28 +228,18 @@ def _specs() -> list[tuple[str, str, str]]:
     return [*_grant_specs(), *_case_specs(), *_user_specs()]
 
 
-def _name(table: str, event: str) -> str:
-    return f"{PREFIX}{table.strip(chr(34))}_{event.lower()}"[:63]
-
-
 APPEND_ONLY = f"{PREFIX}append_only"
 
 
 def trigger_names() -> list[str]:
     """Every trigger `install` creates."""
-    return [*(_name(t, e) for t, e, _ in _specs()), APPEND_ONLY]
+    return [t.name for t in _triggers()]
 
 
 def _triggers() -> list[Trigger]:
     """Every trigger of the ledger, as data (graph_memory.triggers installs and removes them)."""
-    declared = []
-    for table, event, statement in _specs():
-        refs = {"INSERT": "NEW TABLE AS gm_new", "DELETE": "OLD TABLE AS gm_old",
-                "UPDATE": "OLD TABLE AS gm_old NEW TABLE AS gm_new"}[event]  # fmt: skip
-        declared.append(Trigger(_name(table, event), table, (
-            f"AFTER {event} ON {table} REFERENCING {refs} "
-            f"FOR EACH STATEMENT EXECUTE FUNCTION gm_ledger_record({_literal(statement)})"
-        )))  # fmt: skip
+    declared = [triggers.after_statement(PREFIX, table, event, "gm_ledger_record", (statement,))
+                for table, event, statement in _specs()]  # fmt: skip
     declared.append(Trigger(APPEND_ONLY, LEDGER,
                             "BEFORE UPDATE OR DELETE ON " + LEDGER + " FOR EACH ROW EXECUTE FUNCTION gm_ledger_append_only()"))  # fmt: skip
     return declared
