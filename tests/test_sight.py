@@ -414,6 +414,40 @@ def _waiting_on_a_lock(pid: int) -> bool:
     return bool(row) and row[0] == "Lock"
 
 
+def _race(first: Callable[[], Any], second: Callable[[], Any]) -> None:
+    """`first` in an open transaction, then `second` in a thread's own transaction, which must wait on a lock
+    until the first commits; both must succeed."""
+    done: list[BaseException | None] = []
+    started = threading.Event()
+    pid: list[int] = []
+
+    def other() -> None:
+        try:
+            with transaction.atomic():
+                with connections["default"].cursor() as cursor:
+                    cursor.execute("SELECT pg_backend_pid()")
+                    pid.append(cursor.fetchone()[0])
+                started.set()
+                second()
+            done.append(None)
+        except BaseException as exc:
+            done.append(exc)
+        finally:
+            connections["default"].close()
+
+    with transaction.atomic():
+        first()
+        thread = threading.Thread(target=other)
+        thread.start()
+        assert started.wait(10)
+        deadline = time.monotonic() + 10
+        while not _waiting_on_a_lock(pid[0]):  # the second writer waits (the case's SightCase row, a holder's lock)
+            assert time.monotonic() < deadline, "the second writer never waited"
+            time.sleep(0.02)
+    thread.join(20)
+    assert done == [None]
+
+
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("first", ["revoke", "edges"])
 def test_two_writers_of_one_case_take_turns_and_the_second_reads_what_the_first_committed(first: str) -> None:
@@ -427,35 +461,7 @@ def test_two_writers_of_one_case_take_turns_and_the_second_reads_what_the_first_
         "edges": lambda: Edge.objects.filter(case_id=case.pk).update(kind=F("kind")),  # rewrites every row of the case
     }
     second = "edges" if first == "revoke" else "revoke"
-    done: list[BaseException | None] = []
-    started = threading.Event()
-    pid: list[int] = []
-
-    def other() -> None:
-        try:
-            with transaction.atomic():
-                with connections["default"].cursor() as cursor:
-                    cursor.execute("SELECT pg_backend_pid()")
-                    pid.append(cursor.fetchone()[0])
-                started.set()
-                steps[second]()
-            done.append(None)
-        except BaseException as exc:
-            done.append(exc)
-        finally:
-            connections["default"].close()
-
-    with transaction.atomic():
-        steps[first]()
-        thread = threading.Thread(target=other)
-        thread.start()
-        assert started.wait(10)
-        deadline = time.monotonic() + 10
-        while not _waiting_on_a_lock(pid[0]):  # the second writer waits on the case's SightCase row
-            assert time.monotonic() < deadline, "the second writer never waited"
-            time.sleep(0.02)
-    thread.join(20)
-    assert done == [None]
+    _race(steps[first], steps[second])
     assert not Sight.objects.filter(holder=lawyer.pk, cases__contains=[case.pk]).exists()
     assert_as_built()
 
@@ -473,35 +479,7 @@ def test_writers_of_two_cases_meeting_on_one_row_take_turns(first: str) -> None:
         "revoke": lambda: _raw_revoke(cases[0], lawyer),
     }
     second = "revoke" if first == "grant" else "grant"
-    done: list[BaseException | None] = []
-    started = threading.Event()
-    pid: list[int] = []
-
-    def other() -> None:
-        try:
-            with transaction.atomic():
-                with connections["default"].cursor() as cursor:
-                    cursor.execute("SELECT pg_backend_pid()")
-                    pid.append(cursor.fetchone()[0])
-                started.set()
-                steps[second]()
-            done.append(None)
-        except BaseException as exc:
-            done.append(exc)
-        finally:
-            connections["default"].close()
-
-    with transaction.atomic():
-        steps[first]()
-        thread = threading.Thread(target=other)
-        thread.start()
-        assert started.wait(10)
-        deadline = time.monotonic() + 10
-        while not _waiting_on_a_lock(pid[0]):
-            assert time.monotonic() < deadline, "the second writer never waited"
-            time.sleep(0.02)
-    thread.join(20)
-    assert done == [None]
+    _race(steps[first], steps[second])
     shared = Node.objects.get(kind=Node.Kind.CLIENT, ref_id=w["shared"].pk)
     assert Sight.objects.get(holder=lawyer.pk, node_id=shared.pk).cases == [cases[2].pk, cases[4].pk]
     assert_as_built()
