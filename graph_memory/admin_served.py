@@ -15,7 +15,7 @@ from django.http import HttpRequest
 
 from graph_memory.admin_scoping import DerivedAdmin, admin_firm_id
 from graph_memory.models import ServedChain, ServedRow
-from graph_memory.served_ledger import parse_moment
+from graph_memory.served_ledger import narrowed, parse_moment
 
 _QUESTION = ("viewer", "case", "since", "until")
 
@@ -66,12 +66,4 @@ class ServedRowAdmin(DerivedAdmin):
         except ValueError:  # parse_moment's or int's: the form's own mistake, said on the page
             messages.error(request, "Give user and case as ids, and times as ISO dates (2026-03-03T14:00Z).")
             return rows.none()
-        if viewer is not None:
-            rows = rows.filter(viewer_id=viewer)
-        if case is not None:
-            rows = rows.filter(case_ids__contains=[case])
-        if since is not None:
-            rows = rows.filter(at__gte=since)
-        if until is not None:
-            rows = rows.filter(at__lt=until)
-        return rows
+        return narrowed(rows, viewer_id=viewer, case_id=case, since=since, until=until)

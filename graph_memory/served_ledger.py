@@ -184,6 +184,18 @@ def served_rows(
     rows whose answers drew on X (only answers that showed X: a 404 names no case).
     """
     rows = ServedRow.objects.filter(firm_id=firm_id)
+    return narrowed(rows, viewer_id=viewer_id, case_id=case_id, since=since, until=until).order_by("at", "id")
+
+
+def narrowed(
+    rows: QuerySet[ServedRow],
+    *,
+    viewer_id: int | None = None,
+    case_id: int | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+) -> QuerySet[ServedRow]:
+    """`rows` to one viewer, about one case, in [since, until): each only when given."""
     if viewer_id is not None:
         rows = rows.filter(viewer_id=viewer_id)
     if case_id is not None:
@@ -192,7 +204,7 @@ def served_rows(
         rows = rows.filter(at__gte=since)
     if until is not None:
         rows = rows.filter(at__lt=until)
-    return rows.order_by("at", "id")
+    return rows
 
 
 def parse_moment(value: str) -> dt.datetime:
