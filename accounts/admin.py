@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from accounts.models import Firm, User
-from graph_memory.admin_scoping import FirmScopedAdmin
+from graph_memory.admin.scoping import FirmScopedAdmin
 
 
 @admin.register(Firm)

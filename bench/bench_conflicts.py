@@ -72,7 +72,8 @@ def run() -> None:
     from django.test.utils import CaptureQueriesContext
 
     from accounts.models import User
-    from graph_memory import names, services
+    from graph_memory import services
+    from graph_memory.map import names
     from graph_memory.models import Node
     from practice.models import CaseUserObjectPermission
     from tests import name_variants
@@ -156,7 +157,7 @@ def run() -> None:
         f"labelled variant of a random party of the firm (`tests/name_variants.py`), asked by its firm admin with "
         "`limit=100`. Recall: the party the variant came from is among the matches. Precision: of the parties "
         "returned, the share that are that party or hold every word of its name (a short form: every word asked). "
-        f"Thresholds (`graph_memory/names.py`): a word of n letters may carry min(2, n - 1) edits, a name "
+        f"Thresholds (`graph_memory/map/names.py`): a word of n letters may carry min(2, n - 1) edits, a name "
         f"{names.name_edits_allowed(4)} edit from 4 letters and {names.name_edits_allowed(7)} from 7. "
         f"Loading took {load_s:.0f} s; the whole run {total_s:.0f} s. Load average of the machine (other work "
         f"included): {load_before:.1f} at the start, {load_after:.1f} at the end.\n"

@@ -97,7 +97,7 @@ def run() -> None:
 
     from graph_memory import services
     from graph_memory.documents import answers
-    from graph_memory.documents.index import build_document_index, build_sections_offline
+    from graph_memory.documents.routing import build_document_index, build_sections_offline
     from graph_memory.documents.terms import quote_on_page
     from graph_memory.models import DocumentIndex
     from tests.factories import CaseFactory, DocumentFactory, FirmFactory, UserFactory

@@ -276,7 +276,7 @@ def serve(server: Any, writer: Any, case_id: int, content: dict[str, Any]) -> An
     """One answer through the writer and summarize_case on a case with no current summary (so the guard
     compares with nothing); the saved CaseSummary, or the failure's reason."""
     from graph_memory.models import CaseSummary
-    from graph_memory.summaries.service import SummaryFailed, summarize_case
+    from graph_memory.summaries.rewrite import SummaryFailed, summarize_case
     from tests.openai_server import Reply
 
     CaseSummary.objects.filter(case_id=case_id).update(content={}, text="")

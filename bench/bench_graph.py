@@ -120,8 +120,9 @@ def run() -> None:
     from django.db import connection, transaction
     from django.test import override_settings
 
-    from graph_memory import access, services, sight
+    from graph_memory import services
     from graph_memory.models import Edge, Node, Sight
+    from graph_memory.wall import access, sight
     from practice.models import Case, Client
 
     load_before = os.getloadavg()[0]
@@ -284,7 +285,7 @@ def run() -> None:
             f"| {'/'.join(map(str, sorted(queries)))} | {sum(answered)}/{len(ms)} |"
         )
     print(
-        "\n\"sight\": the lawyer's reads answer from the rows of graph_memory_sight their grants hold (graph_memory/sight.py), "
+        "\n\"sight\": the lawyer's reads answer from the rows of graph_memory_sight their grants hold (graph_memory/wall/sight.py), "
         "built throughout the reads: " + ("yes" if current else "NO") + ". \"cases\": the same lawyer with "
         "LAWYER_SIGHT off, from the cases they may open (what a read does after a TRUNCATE until the sight is built, plus one "
         "statement). The \"vs firm admin\" column is the p50 against the firm admin's for the same read. Building the whole sight "
@@ -313,7 +314,8 @@ def few_cases_lawyer(firm: Any) -> Any:
 
 def walk(viewer: Any, node_id: Any) -> Any:
     """A walk as the API runs it; None where the viewer reaches the node through no case they may open."""
-    from graph_memory import access, services
+    from graph_memory import services
+    from graph_memory.wall import access
 
     try:
         return services.node_neighbors(viewer=viewer, node_id=node_id)

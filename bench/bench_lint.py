@@ -34,7 +34,7 @@ def seed() -> int:
     from django.utils import timezone
 
     from accounts.models import Firm, User
-    from graph_memory.graph import graph_rebuild_firm
+    from graph_memory.map.graph import graph_rebuild_firm
     from graph_memory.models import CaseSummary
     from graph_memory.summaries.context import ContextItem
     from graph_memory.summaries.fields import render

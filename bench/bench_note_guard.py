@@ -44,7 +44,7 @@ def seed() -> dict[str, Any]:
     from django.utils import timezone
 
     from accounts.models import Firm, User
-    from graph_memory.graph import graph_rebuild_firm
+    from graph_memory.map.graph import graph_rebuild_firm
     from graph_memory.models import CaseSummary
     from practice.models import (
         Case,
@@ -119,8 +119,8 @@ def run() -> None:
     from django.test import Client as HttpClient
     from rest_framework.authtoken.models import Token
 
-    from graph_memory import notes
     from graph_memory.models import Node, NoteRefusal
+    from graph_memory.viewer import notes
 
     load_start = os.getloadavg()[0]
     print("migrating the scratch database ...", file=sys.stderr, flush=True)

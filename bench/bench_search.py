@@ -48,7 +48,7 @@ def real_embeddings_phase() -> tuple[list, list, str]:
 
     from accounts.models import User
     from bench import search_side_by_side as side_by_side
-    from graph_memory import embeddings, firm_indexes
+    from graph_memory.vectors import embeddings, firm_indexes
     from tests import relevance_corpus, search_support
     from tests.factories import FirmFactory, UserFactory
 
@@ -106,8 +106,10 @@ def run() -> None:
 
     from accounts.models import User
     from bench import search_side_by_side as side_by_side
-    from graph_memory import conf, embeddings, firm_indexes, search, services
+    from graph_memory import conf, services
     from graph_memory.models import Node
+    from graph_memory.vectors import embeddings, firm_indexes
+    from graph_memory.viewer import search
     from tests import relevance_corpus, search_support
     from tests.factories import FirmFactory, UserFactory
 
@@ -230,7 +232,7 @@ def run() -> None:
         "three mid-frequency words, fusion, snippets), with the query vector given; embedding the query is timed "
         "separately below. HNSW, iterative scan in strict order: each firm of at least "
         f"SEARCH_FIRM_INDEX_MIN = {conf.get('SEARCH_FIRM_INDEX_MIN'):,} vectors has an index of its own "
-        f"(graph_memory/firm_indexes.py: m={firm_indexes.M}, ef_construction={firm_indexes.EF_CONSTRUCTION}, "
+        f"(graph_memory/vectors/firm_indexes.py: m={firm_indexes.M}, ef_construction={firm_indexes.EF_CONSTRUCTION}, "
         f"hnsw.ef_search={conf.get('SEARCH_FIRM_EF_SEARCH')}; all {len(built.built)} built in {index_s:.0f} s), "
         f"beside the index shared by every firm (m=16, ef_construction=64, hnsw.ef_search={conf.get('SEARCH_EF_SEARCH')}). "
         "A lawyer's exact scan reads the summary row of each of their visible cases; a firm admin's "
@@ -291,7 +293,7 @@ def run() -> None:
             "hits; related matters, such as two acquisitions, count here too), and the share of off-domain queries "
             "with any hit. The rule: the lowest floor with no off-domain hit and at most "
             f"{relevance_corpus.MAX_OTHER_MATTERS:.0%} wrong-case pairs. It picks **{picked.floor:.2f}**; the "
-            f"configured floor is {search.min_similarity(embeddings.LocalEmbedder.model)} "
+            f"configured floor is {embeddings.min_similarity(embeddings.LocalEmbedder.model)} "
             "(tests/test_search_floor.py holds the two equal). Words still find what meaning misses: with an "
             "embedder, a summary holding every word of the query is a hit whatever its similarity.\n"
         )

@@ -42,7 +42,7 @@ def seed() -> dict[str, Any]:
     from django.utils import timezone
 
     from accounts.models import Firm, User
-    from graph_memory.graph import graph_rebuild_firm
+    from graph_memory.map.graph import graph_rebuild_firm
     from graph_memory.models import CaseSummary
     from practice.models import Case, CaseCounterparty, CaseUserObjectPermission, Client, Counterparty
     from practice.permissions import view_case_permission
@@ -110,12 +110,12 @@ class _LedgerOff:
     """`served_ledger.record` switched off: the same answer without its row (what the ledger costs)."""
 
     def __enter__(self) -> None:
-        from graph_memory import served_ledger
+        from graph_memory.ledger import served_ledger
 
         self.record, served_ledger.record = served_ledger.record, lambda **kwargs: None
 
     def __exit__(self, *exc: Any) -> None:
-        from graph_memory import served_ledger
+        from graph_memory.ledger import served_ledger
 
         served_ledger.record = self.record
 
@@ -133,7 +133,7 @@ class _Unflushed:
 def _concurrent(token: str, reads: list[tuple[str, str, dict[str, str]]], *, sealing: bool = False) -> list[float]:
     from django.db import connection
 
-    from graph_memory import served_chain
+    from graph_memory.ledger import served_chain
 
     times: list[list[float]] = [[] for _ in range(THREADS)]
     start, stop = threading.Barrier(THREADS + 1), threading.Event()
@@ -169,7 +169,7 @@ def _concurrent(token: str, reads: list[tuple[str, str, dict[str, str]]], *, sea
 
 def _insert_times(world: dict[str, Any]) -> list[float]:
     """The row alone: `served_ledger.record` as a read calls it, autocommit (its own transaction and commit)."""
-    from graph_memory import served_ledger
+    from graph_memory.ledger import served_ledger
     from graph_memory.models import Node
 
     case_node = str(Node.objects.get(kind="case", ref_id=world["case"].pk).pk)
@@ -191,7 +191,7 @@ def run() -> None:
     from rest_framework.authtoken.models import Token
 
     from bench.run import cpu_model
-    from graph_memory import served_chain
+    from graph_memory.ledger import served_chain
     from graph_memory.models import Node, ServedRow
 
     load_start = os.getloadavg()[0]

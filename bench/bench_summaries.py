@@ -72,7 +72,7 @@ def run() -> None:
 
     from graph_memory import conf
     from graph_memory.summaries.context import build_context
-    from graph_memory.summaries.service import summarize_case
+    from graph_memory.summaries.rewrite import summarize_case
     from graph_memory.summaries.verify import verify_summary
     from graph_memory.summaries.writers import ExtractiveWriter
     from practice.importer import import_firm

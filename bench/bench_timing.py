@@ -100,7 +100,7 @@ def build_firm(slug: str, hidden: int) -> tuple[Any, Any, str | None]:
 
 
 def sample(read: Any) -> float:
-    from graph_memory import access
+    from graph_memory.wall import access
 
     started = time.perf_counter()
     try:
@@ -121,7 +121,8 @@ def run() -> None:
     from django.db import connection
     from django.test import override_settings
 
-    from graph_memory import services, sight
+    from graph_memory import services
+    from graph_memory.wall import sight
 
     load_before = os.getloadavg()[0]
     print("migrating the scratch database ...", file=sys.stderr, flush=True)
@@ -141,7 +142,7 @@ def run() -> None:
         }
 
     rows = []
-    # The lawyer's reads both ways: from the sight (graph_memory.sight, kept by its triggers) and
+    # The lawyer's reads both ways: from the sight (graph_memory.wall.sight, kept by its triggers) and
     # from the cases they may open (LAWYER_SIGHT off: what a read does after a TRUNCATE until the sight is built).
     for way, overrides in (("sight", {}), ("cases", {"LAWYER_SIGHT": False})):
         with override_settings(GRAPH_MEMORY={**settings.GRAPH_MEMORY, **overrides}):
@@ -166,7 +167,7 @@ def run() -> None:
         "\"Hub Partners n LLC\", in the other firm they are absent (walk and brief: the hub's node there, an id that "
         f"names nothing here). {SAMPLES} interleaved samples each after {WARMUP} warm-up calls; p is a two-sided "
         "Mann-Whitney U test (normal approximation). Each read twice: from the sight (kept by its "
-        "triggers: graph_memory/sight.py) and from the cases they may open (LAWYER_SIGHT off, as after a TRUNCATE until the sight is built). "
+        "triggers: graph_memory/wall/sight.py) and from the cases they may open (LAWYER_SIGHT off, as after a TRUNCATE until the sight is built). "
         "Target (issue 15): p > 0.01, or a difference under 1 ms that "
         f"does not grow with N. Load average (1 min) at start / end: {load_before:.1f} / {os.getloadavg()[0]:.1f}.\n"
     )

@@ -281,8 +281,8 @@ def run(where: str) -> str:
     from graph_memory.summaries import rulebook
     from graph_memory.summaries.context import build_context
     from graph_memory.summaries.guard import REJECTED
+    from graph_memory.summaries.rewrite import summarize_case
     from graph_memory.summaries.sentences import number
-    from graph_memory.summaries.service import summarize_case
     from graph_memory.summaries.writers import ExtractiveWriter, OpenAIWriter
     from practice.importer import import_firm
     from practice.models import Case

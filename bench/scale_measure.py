@@ -57,8 +57,8 @@ def load(scale: world.Scale) -> World:
     from pgvector.psycopg import register_vector
 
     from accounts.models import Firm, User
-    from graph_memory import access
     from graph_memory.models import CaseSummary, Node
+    from graph_memory.wall import access
     from practice.models import Case, Document
     from tests.long_documents import long_agreement
 
@@ -96,7 +96,9 @@ def load(scale: world.Scale) -> World:
 
 
 def _read(name: str) -> Callable[[Viewer, Any], Any]:
-    from graph_memory import access, memory_index, services
+    from graph_memory import services
+    from graph_memory.viewer import memory_index
+    from graph_memory.wall import access
     from tests.search_support import FixedEmbedder
 
     def walk(v: Viewer, node: str) -> Any:
@@ -126,7 +128,7 @@ def measure_reads(
     """p50/p95 of every read for every class in both databases, and search against the peer (beside only),
     every call of a sample in a fresh random order; recall@10 of the vector rankings."""
     from bench.bench_graph import WORDS, company
-    from graph_memory import search
+    from graph_memory.viewer import search
     from tests import search_support
 
     rng = random.Random(28)

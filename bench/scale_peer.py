@@ -45,9 +45,9 @@ def search(*, way: str, viewer: Any, q: str, vector: Sequence[float], model: str
     from django.db import connection, transaction
     from pgvector import Vector
 
-    from graph_memory import access
     from graph_memory.adapter import case_model
     from graph_memory.models import CaseSummary
+    from graph_memory.wall import access
 
     S = CaseSummary._meta.db_table
     vis_sql, vis_params = access.visible_case_ids_sql(viewer)

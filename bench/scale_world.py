@@ -196,7 +196,7 @@ def _sql(statement: str, params: tuple[Any, ...] | list[Any] = ()) -> list[tuple
 
 def basis() -> np.ndarray:
     """The low-rank subspace every summary vector and query is drawn from (tests/search_support.py)."""
-    from graph_memory.embeddings import vector_dimensions
+    from graph_memory.vectors.embeddings import vector_dimensions
     from tests import search_support
 
     return np.random.default_rng(SEED).standard_normal((search_support.RANK, vector_dimensions()), dtype=np.float32)

@@ -6,7 +6,7 @@ pgvector's iterative scan in relaxed order (ef_search = 40, the wall as a
 filter while walking, re-sorted after, as pgvector's README shows). Each runs
 twice: on the one HNSW index over every firm's vectors (a plain pgvector
 set-up; the issue's peers), and on this app's index of the viewer's firm
-(graph_memory/firm_indexes.py) where the firm has one. Every way applies the
+(graph_memory/vectors/firm_indexes.py) where the firm has one. Every way applies the
 same wall (`access.visible_case_ids_sql`). Used by bench/bench_search.py;
 Django must be set up.
 """
@@ -25,8 +25,9 @@ from django.test import override_settings
 from pgvector import Vector
 
 from bench.scratch import percentile
-from graph_memory import access, search
 from graph_memory.models import CaseSummary
+from graph_memory.viewer import search
+from graph_memory.wall import access
 
 S = CaseSummary._meta.db_table
 PEER_EF_SEARCH = 40

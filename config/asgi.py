@@ -19,6 +19,6 @@ if settings.DEBUG:
     django_application = ASGIStaticFilesHandler(django_application)
 
 # After Django is set up: the MCP server reads the tool list from the app's models and settings.
-from graph_memory.mcp_server import with_mcp  # noqa: E402
+from graph_memory.api.mcp_server import with_mcp  # noqa: E402
 
 application = with_mcp(django_application, path="/mcp/")

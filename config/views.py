@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from graph_memory.admin_scoping import admin_firm_id
+from graph_memory.admin.scoping import admin_firm_id
 
 
 def home(request: HttpRequest) -> HttpResponse:

@@ -188,7 +188,7 @@ class MemoryAdapter:
     Methods with a body here have a default that fits hosts whose users carry
     `firm_id` and `is_firm_admin`; the rest must be given by the host.
     Every method answers for the host's records as they are now; none is ever
-    asked to decide visibility — `graph_memory.access` does, from
+    asked to decide visibility — `graph_memory.wall.access` does, from
     `viewer_firm_id`, `viewer_is_firm_admin` and `guardian_permissions` /
     `member_case_ids`.
     """

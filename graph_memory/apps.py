@@ -20,8 +20,9 @@ class GraphMemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from graph_memory import access, checks, signals  # noqa: F401  (registers checks)
+        from graph_memory import checks, receivers  # noqa: F401  (registers checks and receivers)
         from graph_memory.adapter import get_adapter
+        from graph_memory.wall import access
 
         # Every app's post_migrate (auth's recreates permissions after a flush): the wall's kept ids go.
         post_migrate.connect(access.forget_permission_ids, dispatch_uid="graph_memory.forget_permission_ids")
@@ -35,22 +36,22 @@ class GraphMemoryConfig(AppConfig):
         post_migrate.connect(_sync_sight_triggers, sender=self)
         # The access ledger records on every host, LAWYER_SIGHT or not: its triggers, and users' firms and roles.
         post_migrate.connect(_install_ledger, sender=self, dispatch_uid="graph_memory.install_ledger")
-        signals.connect_ledger()
+        receivers.connect_ledger()
         try:
             changes = adapter.changes()
         except Exception:
             # The host's own code, at startup: its error must not stop every command (E042 names it).
             logger.exception("graph_memory: the adapter's changes() failed; no host change is watched")
             return
-        signals.connect(changes)
+        receivers.connect(changes)
 
 
 def _sync_sight_triggers(using: str, **_: Any) -> None:
-    """After every migrate (and flush): the triggers that keep the sight current (graph_memory.sight), and
+    """After every migrate (and flush): the triggers that keep the sight current (graph_memory.wall.sight), and
     its rows, when a TRUNCATE or the migration that made the tables left them unbuilt; with the sight off,
-    none (graph_memory.triggers). Migrated back to before the sight, the last migration's reverse took them."""
-    from graph_memory import sight, triggers
+    none (graph_memory.wall.triggers). Migrated back to before the sight, the last migration's reverse took them."""
     from graph_memory.models import SightState
+    from graph_memory.wall import sight, triggers
 
     if SightState._meta.db_table not in connections[using].introspection.table_names():
         return

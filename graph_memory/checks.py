@@ -28,10 +28,12 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.db.utils import load_backend
 from django.utils.module_loading import import_string
 
-from graph_memory import conf, embeddings, sight
+from graph_memory import conf
 from graph_memory.adapter import get_adapter
 from graph_memory.models import AccessChange, Node, SightState
 from graph_memory.refresh.schedule import InvalidCrontab, parse_crontab
+from graph_memory.vectors import embeddings
+from graph_memory.wall import sight
 
 GUARDIAN_BACKEND = "guardian.backends.ObjectPermissionBackend"
 # What DRF's throttles parse: requests, a slash, a period DRF knows by its first letter.
@@ -222,7 +224,7 @@ def check_adapter(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
 
 @checks.register(checks.Tags.database)
 def check_sight_triggers(app_configs: Any = None, databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """Lawyers' reads trust their sight only while triggers keep it current (graph_memory.sight)."""
+    """Lawyers' reads trust their sight only while triggers keep it current (graph_memory.wall.sight)."""
     alias = _memory_database()
     if not _asked(alias, databases) or connections[alias].vendor != "postgresql":
         return []

@@ -99,7 +99,7 @@ DEFAULTS: dict[str, Any] = {
     "SEARCH_EXACT_SHARE": 0.05,
     # The HNSW candidate list size (`hnsw.ef_search`) of a walk of the index every firm shares.
     "SEARCH_EF_SEARCH": 300,
-    # A firm holding at least this many vectors gets an HNSW index of its own (graph_memory/firm_indexes.py;
+    # A firm holding at least this many vectors gets an HNSW index of its own (graph_memory/vectors/firm_indexes.py;
     # built after its nightly refresh or by `manage.py search_indexes`); below half of it, the index goes.
     "SEARCH_FIRM_INDEX_MIN": 2000,
     # The candidate list size of a walk of a firm's own index (it meets no other firm's vectors). At 100,
@@ -111,7 +111,7 @@ DEFAULTS: dict[str, Any] = {
     # the environment. The local model's floor is measured by bench/bench_search.py (docs/BENCHMARKS.md).
     "SEARCH_MIN_SIMILARITY": {"local:all-MiniLM-L6-v2": 0.33, "*": None},
     # Lawyers' walks, lookups and briefs read the sight: the nodes of the cases each grant opens, per
-    # user or group granted, kept beside the map row by row by triggers (graph_memory/sight.py; hosts
+    # user or group granted, kept beside the map row by row by triggers (graph_memory/wall/sight.py; hosts
     # that grant through django-guardian only), so a read costs what it finds, not how many cases they
     # may open. False: from the cases they may open every time.
     "LAWYER_SIGHT": True,

@@ -1,6 +1,6 @@
 """The memory layer's public functions for app code: `from graph_memory import services`.
 
-Every read takes the viewer and starts from `graph_memory.access`; writes
+Every read takes the viewer and starts from `graph_memory.wall.access`; writes
 (rebuilds, summaries, stale marks) never reason about viewers.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 # Each feature module re-exports its public functions here.
 # Connection map (graph.py writes, selectors.py reads).
-from graph_memory.graph import GraphChanges as GraphChanges
-from graph_memory.graph import graph_rebuild_firm as graph_rebuild_firm
-from graph_memory.graph import graph_refresh_label as graph_refresh_label
-from graph_memory.graph import graph_sync_case as graph_sync_case
+from graph_memory.map.graph import GraphChanges as GraphChanges
+from graph_memory.map.graph import graph_rebuild_firm as graph_rebuild_firm
+from graph_memory.map.graph import graph_refresh_label as graph_refresh_label
+from graph_memory.map.graph import graph_sync_case as graph_sync_case
 from graph_memory.refresh import ensure_summary as ensure_summary
 from graph_memory.refresh import firms_to_refresh as firms_to_refresh
 from graph_memory.refresh import mark_stale as mark_stale
@@ -19,29 +19,29 @@ from graph_memory.refresh import note_on_run as note_on_run
 from graph_memory.refresh import record_unqueued_runs as record_unqueued_runs
 from graph_memory.refresh import refresh_firm as refresh_firm
 from graph_memory.refresh import repair_missed_changes as repair_missed_changes
-from graph_memory.selectors import ConflictReport as ConflictReport
-from graph_memory.selectors import NeighborPage as NeighborPage
-from graph_memory.selectors import NodePage as NodePage
-from graph_memory.selectors import NodeRef as NodeRef
-from graph_memory.selectors import conflicts_check as conflicts_check
-from graph_memory.selectors import node_get as node_get
-from graph_memory.selectors import node_neighbors as node_neighbors
-from graph_memory.selectors import nodes_lookup as nodes_lookup
 
 # Case summaries (graph_memory/summaries/).
-from graph_memory.summaries.service import SummaryFailed as SummaryFailed
-from graph_memory.summaries.service import summarize_case as summarize_case
-from graph_memory.summaries.service import summary_payload as summary_payload
+from graph_memory.summaries.rewrite import SummaryFailed as SummaryFailed
+from graph_memory.summaries.rewrite import summarize_case as summarize_case
+from graph_memory.summaries.rewrite import summary_payload as summary_payload
+from graph_memory.viewer.selectors import ConflictReport as ConflictReport
+from graph_memory.viewer.selectors import NeighborPage as NeighborPage
+from graph_memory.viewer.selectors import NodePage as NodePage
+from graph_memory.viewer.selectors import NodeRef as NodeRef
+from graph_memory.viewer.selectors import conflicts_check as conflicts_check
+from graph_memory.viewer.selectors import node_get as node_get
+from graph_memory.viewer.selectors import node_neighbors as node_neighbors
+from graph_memory.viewer.selectors import nodes_lookup as nodes_lookup
 
 # isort: split
 # Briefs and search (briefs.py, search.py, embeddings.py).
-from graph_memory.briefs import Brief as Brief
-from graph_memory.briefs import node_brief as node_brief
-from graph_memory.embeddings import backfill_missing_embeddings as backfill_missing_embeddings
-from graph_memory.embeddings import embed_case_summary as embed_case_summary
-from graph_memory.firm_indexes import ensure_search_indexes as ensure_search_indexes
-from graph_memory.search import SearchResult as SearchResult
-from graph_memory.search import search_cases as search_cases
+from graph_memory.vectors.embeddings import backfill_missing_embeddings as backfill_missing_embeddings
+from graph_memory.vectors.embeddings import embed_case_summary as embed_case_summary
+from graph_memory.vectors.firm_indexes import ensure_search_indexes as ensure_search_indexes
+from graph_memory.viewer.briefs import Brief as Brief
+from graph_memory.viewer.briefs import node_brief as node_brief
+from graph_memory.viewer.search import SearchResult as SearchResult
+from graph_memory.viewer.search import search_cases as search_cases
 
 # isort: split
 # Lint (graph_memory/lint/): the weekly health check of one firm's memory.
@@ -52,9 +52,9 @@ from graph_memory.lint import lint_firms as lint_firms
 # Long documents (graph_memory/documents/): routing indexes and answers quoted from the pages.
 from graph_memory.documents.answers import Answer as Answer
 from graph_memory.documents.answers import ask_documents as ask_documents
-from graph_memory.documents.index import build_document_index as build_document_index
-from graph_memory.documents.index import mark_documents_stale as mark_documents_stale
-from graph_memory.documents.index import rebuild_stale_indexes as rebuild_stale_indexes
+from graph_memory.documents.routing import build_document_index as build_document_index
+from graph_memory.documents.routing import mark_documents_stale as mark_documents_stale
+from graph_memory.documents.routing import rebuild_stale_indexes as rebuild_stale_indexes
 
 # isort: split
 # The access ledger (graph_memory/ledger/): who could open which case's memory, when, and why.

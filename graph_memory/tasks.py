@@ -8,9 +8,11 @@ from celery import group, shared_task
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerUnavailable
 
-from graph_memory import served_chain, services, sight
-from graph_memory.firm_indexes import InsideTransaction
-from graph_memory.sight import build_sight  # its task, registered with the others
+from graph_memory import services
+from graph_memory.ledger import served_chain
+from graph_memory.vectors.firm_indexes import InsideTransaction
+from graph_memory.wall import sight
+from graph_memory.wall.sight import build_sight  # its task, registered with the others
 
 logger = logging.getLogger(__name__)
 

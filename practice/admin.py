@@ -10,8 +10,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from graph_memory.admin_display import time_column
-from graph_memory.admin_scoping import FirmScopedAdmin, FirmScopedInline
+from graph_memory.admin.display import time_column
+from graph_memory.admin.scoping import FirmScopedAdmin, FirmScopedInline
 from practice.models import (
     Case,
     CaseCounterparty,

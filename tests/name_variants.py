@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from graph_memory.names import deletions, party_key
+from graph_memory.map.names import deletions, party_key
 
 GENERIC = ("Holdings", "Group", "Partners", "Logistics", "Foods", "Capital", "Systems", "Industries",
            "Technologies", "Realty", "Energy", "Trading", "Components", "Media", "Pharma", "Bank")  # fmt: skip

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from graph_memory.summaries import service as summary_service
+from graph_memory.summaries import rewrite as summary_service
 from graph_memory.summaries.rulebook import empty_content
 from graph_memory.summaries.writers import WriterError
 from tests.openai_server import Reply

@@ -16,7 +16,7 @@ import random
 import re
 from dataclasses import dataclass, replace
 
-from graph_memory.embeddings import summary_document
+from graph_memory.vectors.embeddings import summary_document
 
 
 @dataclass(frozen=True)

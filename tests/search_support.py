@@ -19,8 +19,8 @@ from django.utils import timezone
 
 from accounts.models import Firm, User
 from graph_memory import services
-from graph_memory.embeddings import Embedded, vector_dimensions
 from graph_memory.models import CaseSummary
+from graph_memory.vectors.embeddings import Embedded, vector_dimensions
 from practice.models import Case, CaseUserObjectPermission, Client
 
 MODEL = "synthetic:lowrank"

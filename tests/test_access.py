@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.db import IntegrityError, transaction
 
-from graph_memory import access
+from graph_memory.wall import access
 from practice.models import Case, CaseTeamMember
 from tests.conftest import Personas
 from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, FirmFactory, UserFactory

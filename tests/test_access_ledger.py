@@ -25,12 +25,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accounts.models import Firm, User
-from graph_memory import access, ledger
+from graph_memory import ledger
 from graph_memory.adapter import get_adapter
 from graph_memory.checks import check_ledger_triggers
 from graph_memory.ledger import history, triggers
 from graph_memory.models import AccessChange, MissedChange
 from graph_memory.refresh.missed import repair_missed_changes
+from graph_memory.wall import access
 from practice.models import Case, CaseGroupObjectPermission, CaseTeamMember, CaseUserObjectPermission
 from practice.permissions import view_case_permission
 from tests.factories import CaseFactory, FirmFactory, UserFactory

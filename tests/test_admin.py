@@ -15,9 +15,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Firm, User
-from graph_memory import served_chain, services
-from graph_memory.admin_scoping import FirmScopedAdmin
-from graph_memory.documents.index import mark_documents_stale
+from graph_memory import services
+from graph_memory.admin.scoping import FirmScopedAdmin
+from graph_memory.documents.routing import mark_documents_stale
+from graph_memory.ledger import served_chain
 from graph_memory.models import (
     AICall,
     CaseSummary,
@@ -103,7 +104,7 @@ def _derived(case: Case, *, text: str, days_ago: int = 1) -> CaseSummary:
     )
     RefreshRun.objects.filter(pk=run.pk).update(started_at=timezone.now() - dt.timedelta(days=days_ago))
     services.graph_sync_case(case_id=case.pk)
-    # Long documents: an index row and a query-log row (graph_memory/admin_documents.py).
+    # Long documents: an index row and a query-log row (graph_memory/admin/documents.py).
     mark_documents_stale(documents=[(case.pk, f"{case.key}-spa")])
     DocumentQuery.objects.create(firm_id=case.firm_id, case=case, outcome="success", sections=["spa#article-5"])
     # A note the write-back guard refused (graph_memory/models/writeback.py).
@@ -133,15 +134,15 @@ def world(demo_firm: Firm, demo_users: dict[str, User]) -> World:
     _derived(other_case, text="Zebulon summary of the secret matter.")
     own_case = Case.objects.get(firm=demo_firm, key="2026-014")
     _derived(own_case, text="Northwind buys Castell Components GmbH.")
-    for firm in (demo_firm, other):  # a lint run with findings in each firm (graph_memory/admin_lint.py)
+    for firm in (demo_firm, other):  # a lint run with findings in each firm (graph_memory/admin/lint.py)
         services.lint_firm(firm_id=firm.pk)
-        # A served-ledger row in each firm, sealed (graph_memory/admin_served.py).
+        # A served-ledger row in each firm, sealed (graph_memory/admin/served.py).
         ServedRow.objects.create(
             firm_id=firm.pk, viewer_id=None, endpoint="api:SearchApi", status="ok", at=timezone.now(),
             query_fingerprint="0" * 64, case_ids=[],
         )  # fmt: skip
     served_chain.seal_all()
-    for firm in (demo_firm, other):  # an exclusion row in each firm (memory consent, graph_memory/admin_consent.py),
+    for firm in (demo_firm, other):  # an exclusion row in each firm (memory consent, graph_memory/admin/consent.py),
         # of no case of it, so that nothing else here changes
         MemoryExclusion.objects.create(firm=firm, kind=MemoryExclusion.Kind.CASE, ref_id=0, reason="test row")
     return World(demo_firm, other, demo_users["dana"], demo_users["alice"], other_case, own_case)
@@ -445,7 +446,7 @@ def test_mark_stale_action(world: World) -> None:
 def test_regenerate_now_action(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     if not hasattr(services, "summarize_case"):
         pytest.skip("service not yet available")
-    from graph_memory.summaries.service import SummaryFailed
+    from graph_memory.summaries.rewrite import SummaryFailed
 
     http = _login(world.dana)
     own = [CaseSummary.objects.get(case=world.own_case)]

@@ -17,7 +17,7 @@ from django.utils import timezone
 from accounts.models import Firm
 from graph_memory import services
 from graph_memory.models import AICall, CaseSummary, Edge, Node, RefreshRun, SummaryVersion
-from graph_memory.summaries.service import SummaryFailed
+from graph_memory.summaries.rewrite import SummaryFailed
 from practice.models import Case, CaseCounterparty, CaseTeamMember, Deadline, Document
 from tests.factories import UserFactory
 from tests.test_admin import SECRET, World, _act, _login, _scoped_admins, _url
@@ -271,7 +271,7 @@ def test_health_page_picks_the_case_by_autocomplete_and_draws_its_whole_name(wor
 
 
 def test_edge_labels_do_not_sit_where_the_spokes_meet(world: World) -> None:
-    from graph_memory.admin_health import map_picture
+    from graph_memory.admin.health import map_picture
 
     edges = list(Edge.objects.filter(case_id=world.own_case.pk).select_related("source", "target"))
     picture = map_picture(edges, case_ref_id=world.own_case.pk)

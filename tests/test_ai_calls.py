@@ -1,5 +1,5 @@
-"""The model-call log has one writer (graph_memory/ai_calls.py): every row, whichever part of the memory
-made the call, is announced by `events.ai_call_finished` (issue 30: the embeddings' rows never were)."""
+"""The model-call log has one writer (graph_memory/plumbing/ai_calls.py): every row, whichever part of the memory
+made the call, is announced by `signals.ai_call_finished` (issue 30: the embeddings' rows never were)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from graph_memory import embeddings, events
+from graph_memory import signals
 from graph_memory.models import AICall
+from graph_memory.vectors import embeddings
 from tests.factories import CaseFactory
 from tests.openai_server import OpenAIServer, Reply
 
@@ -23,9 +24,9 @@ def announced() -> Iterator[list[int]]:
     def on_call(sender: Any, ai_call: AICall, **kwargs: Any) -> None:
         seen.append(ai_call.pk)
 
-    events.ai_call_finished.connect(on_call)
+    signals.ai_call_finished.connect(on_call)
     yield seen
-    events.ai_call_finished.disconnect(on_call)
+    signals.ai_call_finished.disconnect(on_call)
 
 
 def test_an_embedding_call_is_logged_and_announced_whether_it_succeeds_or_fails(

@@ -12,8 +12,10 @@ from django.test import Client as HttpClient
 from rest_framework.authtoken.models import Token
 
 from accounts.models import User
-from graph_memory import access, briefs, conf, services
+from graph_memory import conf, services
 from graph_memory.models import CaseSummary, Node
+from graph_memory.viewer import briefs
+from graph_memory.wall import access
 from practice.models import Case, CaseTeamMember
 from tests.factories import CaseFactory, ClientFactory, FirmFactory, UserFactory
 
@@ -110,7 +112,7 @@ def test_a_case_without_a_summary_gets_one_on_the_spot_or_header_facts(memory, m
     fresh = CaseFactory(firm=firm, owner=memory["alice"], key="2026-900", title="New matter", description="Fresh intake.")
     services.graph_sync_case(case_id=fresh.pk)
     fresh_node = Node.objects.get(kind="case", ref_id=fresh.pk)
-    monkeypatch.setattr("graph_memory.briefs.ensure_summary", lambda **kwargs: None)
+    monkeypatch.setattr("graph_memory.viewer.briefs.ensure_summary", lambda **kwargs: None)
     bare = services.node_brief(viewer=memory["alice"], node_id=fresh_node.pk)
     assert bare.cases[0].summary == "" and briefs.NO_SUMMARY in bare.text
     assert "2026-900 — New matter" in bare.text and "Fresh intake." in bare.text

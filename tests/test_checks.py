@@ -172,7 +172,7 @@ def test_no_database_check_ever_stops_migrate() -> None:
 
 @pytest.mark.django_db
 def test_a_missing_sight_trigger_is_an_error_and_migrate_puts_it_back() -> None:
-    from graph_memory import sight
+    from graph_memory.wall import sight
 
     assert messages(check_sight_triggers, databases=["default"]) == []
     with transaction.atomic():

@@ -15,13 +15,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Firm, User
-from graph_memory import access, services
+from graph_memory import services
 from graph_memory.consent import service as consent
-from graph_memory.documents.index import IndexFailed, build_document_index, mark_documents_stale
+from graph_memory.documents.routing import IndexFailed, build_document_index, mark_documents_stale
 from graph_memory.ledger.history import cases_open_to, who_could_open
 from graph_memory.models import AccessChange, CaseSummary, MemoryExclusion, Node, NoteFiling, SummaryVersion
-from graph_memory.notes import note_file
-from graph_memory.summaries.service import SummaryExcluded
+from graph_memory.summaries.rewrite import SummaryExcluded
+from graph_memory.viewer.notes import note_file
+from graph_memory.wall import access
 from practice.models import Case
 from tests.api_support import C014, NOT_FOUND, World, build_world, node
 from tests.factories import CaseFactory, DocumentFactory

@@ -135,10 +135,11 @@ def test_the_demo_asks_its_long_document_and_gets_the_escrow_clause_verbatim_wit
     demo_firm: Firm, settings: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from demo import run
-    from graph_memory import access, services
+    from graph_memory import services
     from graph_memory.documents import answers
     from graph_memory.documents.terms import quote_on_page
     from graph_memory.models import DocumentIndex, DocumentQuery, Node
+    from graph_memory.wall import access
     from practice.models import Case, Document
     from tests.document_support import ESCROW_CLAUSE
     from tests.long_documents import long_agreement

@@ -16,7 +16,7 @@ from django.test import Client as HttpClient
 from django.test.utils import CaptureQueriesContext
 
 from graph_memory.documents import answers
-from graph_memory.documents.index import build_document_index
+from graph_memory.documents.routing import build_document_index
 from graph_memory.documents.terms import quote_on_page
 from graph_memory.models import AICall, DocumentQuery, Node
 from tests.api_support import NOT_FOUND

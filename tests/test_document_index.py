@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from graph_memory.documents.index import (
+from graph_memory.documents.offline import section_text
+from graph_memory.documents.routing import (
     IndexFailed,
     build_document_index,
     build_sections_offline,
     mark_documents_stale,
     rebuild_stale_indexes,
 )
-from graph_memory.documents.offline import section_text
 from graph_memory.documents.terms import TermCheck, contains_term, normalise
 from graph_memory.models import AICall, DocumentIndex, DocumentQuery, RefreshRun
 from graph_memory.refresh.nightly import refresh_firm
@@ -112,7 +112,7 @@ def test_a_change_to_a_processed_document_flags_its_index_and_an_upload_does_not
 
 def test_a_change_during_the_build_keeps_the_index_stale(personas, offline, monkeypatch) -> None:
     world = doc_world(personas)
-    from graph_memory.documents import index as module
+    from graph_memory.documents import routing as module
 
     real = module.build_sections_offline
 

@@ -8,8 +8,8 @@ import pytest
 
 from graph_memory.adapter import DocumentRef
 from graph_memory.documents import answers
-from graph_memory.documents.index import build_sections_offline
 from graph_memory.documents.passages import Passage, passages, rank
+from graph_memory.documents.routing import build_sections_offline
 from graph_memory.documents.terms import quote_on_page
 from tests.long_documents import Question, key_phrase, long_agreement, quote_is_precise
 

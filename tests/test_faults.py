@@ -29,12 +29,13 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from accounts.models import User
-from graph_memory import embeddings, services
-from graph_memory.briefs import NO_SUMMARY
+from graph_memory import services
 from graph_memory.models import AICall, CaseSummary, Node, RefreshRun, SummaryVersion
 from graph_memory.summaries.base import max_output_tokens
 from graph_memory.summaries.rulebook import empty_content
 from graph_memory.summaries.writers import ExtractiveWriter
+from graph_memory.vectors import embeddings
+from graph_memory.viewer.briefs import NO_SUMMARY
 from practice.models import Case
 from tests.factories import CaseFactory, FirmFactory, NoteFactory, UserFactory
 from tests.openai_server import OpenAIServer, Reply

@@ -1,4 +1,4 @@
-"""Each large firm's own HNSW index (graph_memory/firm_indexes.py): built, used, kept, rebuilt, dropped.
+"""Each large firm's own HNSW index (graph_memory/vectors/firm_indexes.py): built, used, kept, rebuilt, dropped.
 
 CREATE INDEX CONCURRENTLY cannot run inside a transaction, so these tests commit
 (transactional_db) and drop every firm index they leave behind.
@@ -14,8 +14,10 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
-from graph_memory import conf, firm_indexes, search, services, tasks
+from graph_memory import conf, services, tasks
 from graph_memory.models import CaseSummary
+from graph_memory.vectors import firm_indexes
+from graph_memory.viewer import search
 from practice.models import Case
 from tests import search_support
 from tests.factories import FirmFactory, UserFactory

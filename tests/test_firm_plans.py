@@ -35,9 +35,11 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Firm, User
-from graph_memory import graph, names, selectors, services
+from graph_memory import services
+from graph_memory.map import graph, names
 from graph_memory.models import Edge, Node, Sight
 from graph_memory.models.graph import LOOKUP_WORDS_EXPRESSION, PARTY_VARIANTS_COLUMN
+from graph_memory.viewer import selectors
 from practice.models import Case, CaseCounterparty, CaseTeamMember, CaseUserObjectPermission, Client, Counterparty
 from practice.permissions import view_case_permission
 from tests.factories import FirmFactory, UserFactory

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from accounts.models import Firm, User
 from graph_memory import services
-from graph_memory.graph import edge_uuid, node_uuid
+from graph_memory.map.graph import edge_uuid, node_uuid
 from graph_memory.models import Edge, Node
 from graph_memory.tasks import graph_rebuild_firm_task
 from practice.memory_adapter import PracticeMemoryAdapter

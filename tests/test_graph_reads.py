@@ -11,8 +11,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from accounts.models import Firm, User
-from graph_memory import access, conf, services
+from graph_memory import conf, services
 from graph_memory.models import Node
+from graph_memory.wall import access
 from practice.models import Case, CaseCounterparty, CaseTeamMember, CaseUserObjectPermission
 from practice.permissions import view_case_permission
 from tests.conftest import Personas

@@ -13,9 +13,9 @@ from graph_memory import services
 from graph_memory.adapter import DocumentRef
 from graph_memory.api.tools import DISCIPLINE
 from graph_memory.documents import answers
-from graph_memory.instruction_like import instruction_like_sentences, is_instruction_like
 from graph_memory.lint import lint_firm
 from graph_memory.models import CaseSummary, LintFinding, Node
+from graph_memory.summaries.instruction_like import instruction_like_sentences, is_instruction_like
 from graph_memory.summaries.rulebook import render_text
 from tests.factories import CaseFactory, DeadlineFactory, FirmFactory, NoteFactory, UserFactory
 from tests.injection_corpus import demo_sentences, generated_sentences, payloads

@@ -21,12 +21,12 @@ from django_celery_beat.models import PeriodicTask
 
 from accounts.models import User
 from graph_memory import lint, services
-from graph_memory.embeddings import LocalEmbedder
-from graph_memory.graph import graph_drift_firm
 from graph_memory.lint import lint_firm
+from graph_memory.map.graph import graph_drift_firm
 from graph_memory.models import CaseSummary, Edge, LintFinding, LintRun, Node, RefreshRun
 from graph_memory.refresh.schedule import LINT_TASK_NAME
 from graph_memory.tasks import lint_all_firms_task, lint_firm_task
+from graph_memory.vectors.embeddings import LocalEmbedder
 from practice.models import Case, CaseCounterparty, Client, Counterparty, Deadline, Invoice, Note
 from tests.factories import (
     CaseFactory,

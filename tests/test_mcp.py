@@ -363,7 +363,7 @@ def test_a_host_outside_allowed_hosts_is_refused_and_django_still_answers_beside
 def test_without_the_asgi_lifespan_the_endpoint_says_so(world: World) -> None:
     from django.core.asgi import get_asgi_application
 
-    from graph_memory.mcp_server import with_mcp
+    from graph_memory.api.mcp_server import with_mcp
 
     with UvicornThread(with_mcp(get_asgi_application()), lifespan="off") as server, httpx2.Client() as http:
         headers = {"Authorization": f"Token {world.tokens['alice']}", **ACCEPT}

@@ -8,8 +8,8 @@ import pytest
 
 from accounts.models import Firm, User
 from graph_memory import services
-from graph_memory.memory_index import memory_index
-from graph_memory.notes import note_file
+from graph_memory.viewer.memory_index import memory_index
+from graph_memory.viewer.notes import note_file
 from practice.models import Case
 from tests.api_support import C014, C031, C047, C088, VISIBLE, World, add_cases, build_world, node
 

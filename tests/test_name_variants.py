@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from graph_memory import names
+from graph_memory.map import names
 from tests import name_variants
 
 PARTIES, PER_CLASS = 1500, 60

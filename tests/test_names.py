@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from graph_memory import names
-from graph_memory.names import lookup_key, party_key
+from graph_memory.map import names
+from graph_memory.map.names import lookup_key, party_key
 
 SAME_PARTY = [
     ("Northwind Holdings, Inc.", "NORTHWIND HOLDINGS INC"),

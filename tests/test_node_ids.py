@@ -21,7 +21,7 @@ from django.db import IntegrityError, connection, transaction
 
 from accounts.models import Firm
 from graph_memory import services
-from graph_memory.graph import ID_KEY_TABLE, edge_uuid, node_uuid
+from graph_memory.map.graph import ID_KEY_TABLE, edge_uuid, node_uuid
 from graph_memory.models import CaseSummary, Edge, Node
 from practice.models import Case
 

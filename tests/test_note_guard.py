@@ -10,11 +10,11 @@ import pytest
 from django.core.cache import cache
 from django.test import Client as HttpClient
 
-from graph_memory import access
-from graph_memory.mcp_server import call_endpoint
+from graph_memory.api.mcp_server import call_endpoint
 from graph_memory.models import NoteRefusal
-from graph_memory.notes import NoteInvalid, note_file
-from graph_memory.writeback.guard import NoteCrossesWall, crossing_case_ids_sql, note_crossings
+from graph_memory.viewer.notes import NoteInvalid, note_file
+from graph_memory.wall import access
+from graph_memory.wall.writeback.guard import NoteCrossesWall, crossing_case_ids_sql, note_crossings
 from practice.models import CaseTeamMember, Note
 from tests.guard_world import CANARY, CANARY_SENTENCE, SENTENCE_A, SENTENCE_B, GuardWorld, build_guard_world, note_body
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from graph_memory.writeback.guard import note_crossings
+from graph_memory.wall.writeback.guard import note_crossings
 from tests.guard_world import build_generated_world, build_guard_world, corpus, generated_corpus
 
 pytestmark = pytest.mark.django_db

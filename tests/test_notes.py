@@ -10,11 +10,12 @@ import pytest
 from django.core.cache import cache
 
 from accounts.models import Firm, User
-from graph_memory import access, services
+from graph_memory import services
 from graph_memory.adapter import MemoryAdapter, NoteOrigin, NotSupported
 from graph_memory.api.tools import endpoints, tool_definitions
 from graph_memory.models import CaseSummary
-from graph_memory.notes import NoteInvalid, note_file
+from graph_memory.viewer.notes import NoteInvalid, note_file
+from graph_memory.wall import access
 from practice.memory_adapter import PracticeMemoryAdapter
 from practice.models import Case, Note
 from tests.api_support import C014, C031, NOT_FOUND, World, build_world, node

@@ -31,9 +31,9 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
 from graph_memory import services
-from graph_memory.embeddings import vector_dimensions
-from graph_memory.memory_index import memory_index
 from graph_memory.models import CaseSummary, Edge, MissedChange, Node, RefreshRun, Sight
+from graph_memory.vectors.embeddings import vector_dimensions
+from graph_memory.viewer.memory_index import memory_index
 from practice.models import Case, CaseCounterparty, Client
 from tests.factories import DocumentFactory
 from tests.long_documents import long_agreement

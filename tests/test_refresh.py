@@ -9,11 +9,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from graph_memory import embeddings
 from graph_memory.models import AICall, CaseSummary, RefreshRun, SummaryVersion
 from graph_memory.refresh import backoff_delay, mark_stale, refresh_firm
 from graph_memory.summaries.writers import ExtractiveWriter
 from graph_memory.tasks import refresh_all_firms_task
+from graph_memory.vectors import embeddings
 from practice.models import Document
 from tests.factories import CaseFactory, DocumentFactory, FirmFactory, NoteFactory
 from tests.refresh_support import FailingWriter, SummarizeSpy, run_in_threads, valid_reply

@@ -1,6 +1,6 @@
 """A failure of the memory never fails the host's write; the next nightly run redoes what it missed.
 
-graph_memory/signals.py (the receivers) and graph_memory/refresh/missed.py (the record and the repair).
+graph_memory/receivers.py (the receivers) and graph_memory/refresh/missed.py (the record and the repair).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.test import Client as HttpClient
 from django.urls import reverse
 
 from graph_memory import services
-from graph_memory.graph import graph_drift_firm
+from graph_memory.map.graph import graph_drift_firm
 from graph_memory.models import CaseSummary, Edge, MissedChange, Node
 from practice.memory_adapter import PracticeMemoryAdapter
 from practice.models import Case, CaseTeamMember, Note

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 import pytest
 
 from config.celery import app
-from graph_memory import firm_indexes, tasks
+from graph_memory import tasks
 from graph_memory.models import CaseSummary, RefreshRun
+from graph_memory.vectors import firm_indexes
 from tests.factories import CaseFactory, FirmFactory
 
 pytestmark = pytest.mark.django_db

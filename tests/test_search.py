@@ -12,8 +12,10 @@ from django.test import Client as HttpClient
 from rest_framework.authtoken.models import Token
 
 from accounts.models import User
-from graph_memory import conf, embeddings, search, services
+from graph_memory import conf, services
 from graph_memory.models import AICall, CaseSummary, Node
+from graph_memory.vectors import embeddings
+from graph_memory.viewer import search
 from practice.models import Case
 from tests import search_support
 from tests.factories import CaseFactory, ClientFactory, FirmFactory, UserFactory
@@ -64,7 +66,7 @@ def test_meaning_finds_the_lease_case_without_its_words(local_memory) -> None:
     ranking = search.vector_ranking(viewer=alice, vector=vector, model=embeddings.LocalEmbedder.model, depth=5)
     lease = Case.objects.get(key="2025-088")
     assert ranking.case_ids[0] == lease.pk and ranking.method == "exact"
-    assert 1 - ranking.distances[0] >= search.min_similarity(embeddings.LocalEmbedder.model)
+    assert 1 - ranking.distances[0] >= embeddings.min_similarity(embeddings.LocalEmbedder.model)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graph_memory import embeddings, search
+from graph_memory.vectors import embeddings
 from tests import relevance_corpus
 
 FLOORS = [round(0.20 + 0.01 * i, 2) for i in range(31)]
@@ -25,11 +25,11 @@ def similarities() -> tuple[np.ndarray, np.ndarray]:
 def test_the_configured_floor_is_the_calibrated_one(similarities) -> None:
     on_topic, off_domain = similarities
     picked = relevance_corpus.pick_floor(relevance_corpus.floor_rows(on_topic.tolist(), off_domain.tolist(), FLOORS))
-    assert search.min_similarity(embeddings.LocalEmbedder.model) == picked.floor
+    assert embeddings.min_similarity(embeddings.LocalEmbedder.model) == picked.floor
     assert picked.off_domain == 0 and picked.other_matters <= relevance_corpus.MAX_OTHER_MATTERS
     assert picked.recall >= 0.9  # what meaning alone still finds; words find the rest
 
 
 def test_no_off_domain_query_reaches_the_floor(similarities) -> None:
     _, off_domain = similarities
-    assert off_domain.max() < search.min_similarity(embeddings.LocalEmbedder.model)
+    assert off_domain.max() < embeddings.min_similarity(embeddings.LocalEmbedder.model)

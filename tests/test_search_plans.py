@@ -23,7 +23,9 @@ import pytest
 from django.db import connection, transaction
 
 from accounts.models import User
-from graph_memory import firm_indexes, search, services
+from graph_memory import services
+from graph_memory.vectors import firm_indexes
+from graph_memory.viewer import search
 from practice.models import Case, CaseUserObjectPermission
 from tests import search_support
 from tests.factories import FirmFactory, UserFactory

@@ -22,9 +22,9 @@ from django.urls import URLPattern, reverse
 from django.utils import timezone
 
 from accounts.models import Firm, User
-from graph_memory import served_chain, served_ledger
+from graph_memory.api.mcp_server import call_endpoint
 from graph_memory.api.tools import tool_definitions
-from graph_memory.mcp_server import call_endpoint
+from graph_memory.ledger import served_chain, served_ledger
 from graph_memory.models import Node, ServedChain, ServedRow
 from practice.models import Case
 from practice.models import Note as PracticeNote
@@ -136,7 +136,7 @@ def test_a_hidden_case_leaves_the_row_an_absent_one_leaves(world: World) -> None
 
 
 def test_mcp_calls_write_one_row_named_for_the_tool(world: World) -> None:
-    """In process, as the MCP server runs them (graph_memory.mcp_server.call_endpoint)."""
+    """In process, as the MCP server runs them (graph_memory.api.mcp_server.call_endpoint)."""
     alice, c014 = world.users["alice"], str(node("case", C014).pk)
     arguments = {
         "find_nodes": {"q": "Northwind"}, "walk_neighbors": {"node_id": c014}, "get_brief": {"node_id": c014},

@@ -10,7 +10,7 @@ without them (hidden rows absent). The reads used to find matches first and
 check the wall after, so there the count grew with every hidden match.
 bench/bench_timing.py measures the same worlds with a stopwatch.
 
-Each test runs twice: with the lawyer's sight current (graph_memory.sight: the
+Each test runs twice: with the lawyer's sight current (graph_memory.wall.sight: the
 reads answer from their own rows) and with it stale (the reads answer from the
 cases they may open, in a second statement).
 """
@@ -27,8 +27,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import User
-from graph_memory import access, services, sight
+from graph_memory import services
 from graph_memory.models import Edge, Node, Sight
+from graph_memory.wall import access, sight
 from practice.models import Case, CaseCounterparty, Client
 from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, FirmFactory, UserFactory
 

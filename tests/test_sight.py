@@ -1,4 +1,4 @@
-"""The sight (graph_memory.sight): kept exact row by row, at the cost of each change's own audience, never shown past the wall.
+"""The sight (graph_memory.wall.sight): kept exact row by row, at the cost of each change's own audience, never shown past the wall.
 
 - After every kind of change that could alter what a lawyer reaches, however it
   is written (bulk inserts, queryset deletes, raw SQL), the rows are exactly
@@ -29,8 +29,9 @@ from django.db.models import F
 from django.test import override_settings
 
 from accounts.models import User
-from graph_memory import access, services, sight
+from graph_memory import services
 from graph_memory.models import CaseSummary, Edge, Node, Sight
+from graph_memory.wall import access, sight
 from practice.models import (
     Case,
     CaseCounterparty,

@@ -9,11 +9,11 @@ from urllib.parse import quote
 import pytest
 
 from accounts.models import Firm, User
-from graph_memory import access
 from graph_memory.adapter import NoteOrigin
 from graph_memory.models import CaseSummary, Node
-from graph_memory.notes import note_file
-from graph_memory.sources import parse_source_id, source_get
+from graph_memory.viewer.notes import note_file
+from graph_memory.viewer.sources import _parse_source_id, source_get  # the grammar, tested alone
+from graph_memory.wall import access
 from practice.models import Case, Document, Note
 from tests.api_support import C014, C088, NOT_FOUND, VISIBLE, World, build_world, node
 
@@ -156,9 +156,9 @@ def test_constant_queries(world: World, django_assert_num_queries: Any, source_i
 
 
 def test_source_id_grammar() -> None:
-    assert parse_source_id("document:spa-v3#p2") == ("document", "spa-v3", 2)
-    assert parse_source_id("deadline:signing") == ("deadline", "signing", None)
-    assert parse_source_id("case:header") == ("case", "header", None)
+    assert _parse_source_id("document:spa-v3#p2") == ("document", "spa-v3", 2)
+    assert _parse_source_id("deadline:signing") == ("deadline", "signing", None)
+    assert _parse_source_id("case:header") == ("case", "header", None)
     for bad in ("", "note:", ":n1", "note:n1#p2", "document:x#p0", "note:a b", None, 7):
         with pytest.raises(access.NotFound):
-            parse_source_id(bad)
+            _parse_source_id(bad)

@@ -11,11 +11,11 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import Firm
-from graph_memory import conf, events
+from graph_memory import conf, signals
 from graph_memory.models import AICall, CaseSummary, SummaryVersion
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.context import ContextSlice, build_context
-from graph_memory.summaries.service import SummaryFailed, summarize_case, summary_payload
+from graph_memory.summaries.rewrite import SummaryFailed, summarize_case, summary_payload
 from graph_memory.summaries.writers import ExtractiveWriter, OpenAIWriter, WriterResult, get_writer
 from practice.models import Case, Document
 from tests.factories import (
@@ -188,12 +188,12 @@ def test_save_clears_the_flag_and_indexes_the_summary(demo_firm: Firm, django_ca
     def on_saved(sender, case_id, summary, **kwargs):
         saved.append((case_id, summary.pk))
 
-    events.summary_saved.connect(on_saved)
+    signals.summary_saved.connect(on_saved)
     try:
         with django_capture_on_commit_callbacks(execute=True):
             summary = summarize_case(case_id=case.pk, writer=ExtractiveWriter())
     finally:
-        events.summary_saved.disconnect(on_saved)
+        signals.summary_saved.disconnect(on_saved)
     assert saved == [(case.pk, summary.pk)]
     assert (summary.stale, summary.stale_since, summary.written_generation, summary.attempts) == (False, None, 4, 0)
     assert summary.prompt_version == rulebook.PROMPT_VERSION and summary.written_at is not None

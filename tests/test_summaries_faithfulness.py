@@ -17,9 +17,9 @@ from graph_memory.models import CaseSummary, SummaryVersion
 from graph_memory.summaries.context import build_context
 from graph_memory.summaries.extractive import ExtractiveWriter
 from graph_memory.summaries.fields import field_facts
+from graph_memory.summaries.rewrite import SummaryFailed, summarize_case
 from graph_memory.summaries.rulebook import PROMPT_VERSION, SECTIONS, render_text
 from graph_memory.summaries.sentences import split
-from graph_memory.summaries.service import SummaryFailed, summarize_case
 from graph_memory.summaries.shorten import faithful
 from practice.models import Case
 from tests.openai_server import OpenAIServer, Reply

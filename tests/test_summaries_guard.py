@@ -12,7 +12,7 @@ from graph_memory.models import AICall, CaseSummary, SummaryVersion
 from graph_memory.refresh import refresh_firm
 from graph_memory.summaries.context import build_context
 from graph_memory.summaries.guard import REJECTED, judge_rewrite
-from graph_memory.summaries.service import SummaryFailed, summarize_case
+from graph_memory.summaries.rewrite import SummaryFailed, summarize_case
 from practice.models import Case, Document, Draft
 from tests.openai_server import OpenAIServer, Reply
 from tests.writer_support import (

@@ -12,12 +12,12 @@ from django.utils import timezone
 
 from accounts.models import Firm, User
 from graph_memory import services
-from graph_memory.briefs import served_statements
 from graph_memory.models import CaseSummary, Node
 from graph_memory.refresh import refresh_firm
 from graph_memory.summaries.context import build_context
 from graph_memory.summaries.guard import judge_rewrite
 from graph_memory.summaries.rulebook import PROMPT_VERSION, SECTIONS, empty_content, render_text
+from graph_memory.summaries.served import served_statements
 from graph_memory.summaries.writers import ExtractiveWriter
 from practice.models import Case
 from tests.api_support import build_world

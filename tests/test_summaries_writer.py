@@ -12,13 +12,13 @@ import pytest
 from django.core.cache import cache
 
 from accounts.models import Firm
-from graph_memory import events
+from graph_memory import signals
 from graph_memory.models import AICall, CaseSummary, SummaryVersion
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.base import max_output_tokens
 from graph_memory.summaries.openai_writer import OpenAIWriter
+from graph_memory.summaries.rewrite import SummaryFailed, summarize_case
 from graph_memory.summaries.rulebook import OUTPUT_SCHEMA, PROMPT_VERSION
-from graph_memory.summaries.service import SummaryFailed, summarize_case
 from practice.models import Case
 from tests.openai_server import OPENAI_REFUSAL, OpenAIServer, Reply
 from tests.writer_support import (
@@ -63,11 +63,11 @@ def fired() -> Iterator[dict[str, list[Any]]]:
     def on_saved(sender: Any, case_id: int, summary: CaseSummary, **kwargs: Any) -> None:
         seen["saved"].append(case_id)
 
-    events.ai_call_finished.connect(on_call)
-    events.summary_saved.connect(on_saved)
+    signals.ai_call_finished.connect(on_call)
+    signals.summary_saved.connect(on_saved)
     yield seen
-    events.ai_call_finished.disconnect(on_call)
-    events.summary_saved.disconnect(on_saved)
+    signals.ai_call_finished.disconnect(on_call)
+    signals.summary_saved.disconnect(on_saved)
 
 
 def assert_untouched(previous: CaseSummary, *, reason: str) -> CaseSummary:

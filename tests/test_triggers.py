@@ -11,11 +11,11 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import override_settings
 
-from graph_memory import sight, triggers
 from graph_memory.apps import _sync_sight_triggers
 from graph_memory.checks import check_sight_triggers
 from graph_memory.ledger import triggers as ledger
 from graph_memory.models import Sight, SightState
+from graph_memory.wall import sight, triggers
 from tests.scratch_db import manage, scratch_database
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ operator of no firm) calls every read path, as a service and over HTTP:
 lookup, a walk from every node id in the database, the brief of every node
 id, a search for every case's canary, a conflict check for every party name.
 Each answer is held against the oracle (plain Python over the spec, never
-`graph_memory.access`):
+`graph_memory.wall.access`):
 
 - no canary, node id or label that belongs only to cases the viewer may not
   open appears anywhere in the answer, and every node it names is one the
@@ -47,13 +47,14 @@ from hypothesis import HealthCheck, Phase, given, seed
 from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
-from graph_memory import access, services, sight
+from graph_memory import services
 from graph_memory.api.views import MemoryApi
-from graph_memory.memory_index import memory_index
 from graph_memory.models import CaseSummary, Edge, Node, ServedRow
-from graph_memory.notes import note_file
-from graph_memory.sources import source_get
 from graph_memory.summaries.writers import ExtractiveWriter
+from graph_memory.viewer.memory_index import memory_index
+from graph_memory.viewer.notes import note_file
+from graph_memory.viewer.sources import source_get
+from graph_memory.wall import access, sight
 from tests.wall_world import BASES, FILLER_WORD, FIRST_NAMES, Built, NodeKey, Oracle, WorldSpec, worlds
 
 # A host's builder: the rows of one world, made with its own models (inside the example's transaction).
@@ -382,7 +383,7 @@ def _check_world(spec: WorldSpec, build: Build) -> None:
     # Ids that never existed, and malformed ones, as extra rows of the walk.
     viewers = [u for users in built.users for u in users] + [built.platform_operator]
     for n, viewer in enumerate(viewers):
-        # A third of the viewers' reads answer from the sight (graph_memory.sight: kept by the triggers as the
+        # A third of the viewers' reads answer from the sight (graph_memory.wall.sight: kept by the triggers as the
         # worlds were written; a no-op for firm admins and for a host without guardian), a third from the
         # cases they may open (the sight switched off), and a third as a big viewer's do, from what matches
         # with a wall probe each (the caps that keep a lawyer's conflict check and search visible-first at 1

@@ -15,7 +15,7 @@ probes every read path against the oracle.
 
 `Oracle` answers "what may this viewer see" from the spec alone, in plain
 Python: owner, team member, holder of a grant outside the team, or admin of
-that firm, active, and of that firm. It never calls `graph_memory.access` and
+that firm, active, and of that firm. It never calls `graph_memory.wall.access` and
 reads no host field (a user's firm is the spec's, found by row); it only
 borrows the name normalisers (`names.lookup_key`, `names.party_key`), which
 are not about visibility.
@@ -30,7 +30,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from graph_memory.names import conflict_match, conflict_query, lookup_key, party_key
+from graph_memory.map.names import conflict_match, conflict_query, lookup_key, party_key
 
 # Party names: a few bases, each written many ways, so that names collide
 # (same party key) inside a firm, across firms, and between clients and counterparties.

@@ -17,8 +17,8 @@ from django.utils import timezone
 from graph_memory.models import AICall, CaseSummary
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.context import build_context
+from graph_memory.summaries.rewrite import summarize_case
 from graph_memory.summaries.sentences import number
-from graph_memory.summaries.service import summarize_case
 from tests.openai_server import OpenAIServer, Reply
 
 

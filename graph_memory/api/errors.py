@@ -19,9 +19,9 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from graph_memory.access import NotFound
 from graph_memory.adapter import NotSupported
 from graph_memory.api.authentication import CsrfFailed
+from graph_memory.wall.access import NotFound
 
 # Headers DRF's own handler sets that a client needs: how to authenticate, when to retry.
 _KEPT_HEADERS = {"www-authenticate", "retry-after"}

@@ -24,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from graph_memory import access, conf, served_ledger, services
+from graph_memory import conf, services
 from graph_memory.api import tools
 from graph_memory.api.authentication import CsrfCheckedSessionAuthentication, CsrfFailed, TokenOrBearerAuthentication
 from graph_memory.api.errors import error_body, exception_handler
@@ -37,8 +37,10 @@ from graph_memory.api.serializers import (
     text_field,
 )
 from graph_memory.api.throttling import MemoryRateThrottle
-from graph_memory.names import lookup_key
+from graph_memory.ledger import served_ledger
+from graph_memory.map.names import lookup_key
 from graph_memory.summaries.rulebook import SECTIONS
+from graph_memory.wall import access
 
 ORIENTATION = (
     "Orientation only: derived from the firm's own records for the signed-in user, and limited to cases that "

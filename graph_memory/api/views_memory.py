@@ -25,8 +25,8 @@ from graph_memory.api.serializers import (
 )
 from graph_memory.api.views import ERRORS, ORIENTATION, MemoryApi
 from graph_memory.consent.exclusions import MemoryExcluded
-from graph_memory.memory_index import memory_index
-from graph_memory.notes import (
+from graph_memory.viewer.memory_index import memory_index
+from graph_memory.viewer.notes import (
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEY_MAX_CHARS,
     ORIGIN_ID_MAX_CHARS,
@@ -35,8 +35,8 @@ from graph_memory.notes import (
     NoteRateLimited,
     note_file,
 )
-from graph_memory.sources import source_get
-from graph_memory.writeback.guard import NoteCrossesWall
+from graph_memory.viewer.sources import source_get
+from graph_memory.wall.writeback.guard import NoteCrossesWall
 
 NOT_SUPPORTED = {501: OpenApiResponse(ErrorOutputSerializer, description="The host's system does not offer this.")}
 CROSSES_WALL = {

@@ -14,10 +14,9 @@ from typing import Any
 
 from django.db import transaction
 
-from graph_memory.access import NotFound
 from graph_memory.adapter import NotSupported, case_firm_attname, case_model, get_adapter
 from graph_memory.consent.exclusions import excluded_case_ids
-from graph_memory.documents.index import mark_documents_stale
+from graph_memory.documents.routing import mark_documents_stale
 from graph_memory.models import (
     AccessChange,
     CaseSummary,
@@ -28,6 +27,7 @@ from graph_memory.models import (
     SummaryVersion,
 )
 from graph_memory.refresh.marking import mark_stale
+from graph_memory.wall.access import NotFound
 
 # The memory's derived rows of a case, deleted when it is excluded. Kept (tests/test_consent.py names each
 # with its reason): the map and its sight (conflict checks), the ledgers, and the logs of counts and ids
@@ -149,7 +149,7 @@ def memory_include(*, firm_id: int, case_id: int | None = None, client_id: int |
 def record_new_case(*, case: Any) -> None:
     """A case just created for an excluded client: its ended `consent` row in the access ledger.
 
-    Called from the case model's `post_save` (graph_memory.signals), in the creating transaction.
+    Called from the case model's `post_save` (graph_memory.receivers), in the creating transaction.
     Its memory needs nothing: the rule is evaluated against the case's row by every writer.
     """
     adapter = get_adapter()

@@ -23,18 +23,19 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from graph_memory import access, conf
+from graph_memory import conf
 from graph_memory.adapter import DocumentRef, get_adapter
-from graph_memory.ai_calls import log_model_calls
-from graph_memory.documents import index as indexes
 from graph_memory.documents import model as prompts
+from graph_memory.documents import routing as indexes
 from graph_memory.documents.passages import passages, rank
 from graph_memory.documents.terms import BM25, query_tokens, quote_on_page, tokens
-from graph_memory.instruction_like import is_instruction_like
 from graph_memory.models import AICall, DocumentIndex, DocumentQuery, Node
-from graph_memory.selectors import NodeRef, node_get
+from graph_memory.plumbing.ai_calls import log_model_calls
 from graph_memory.summaries.base import ModelCall, WriterError
+from graph_memory.summaries.instruction_like import is_instruction_like
 from graph_memory.summaries.writers import get_writer
+from graph_memory.viewer.selectors import NodeRef, node_get
+from graph_memory.wall import access
 
 OFFLINE_QUOTES = 3
 NO_DOCUMENTS = "This case has no processed documents to answer from."

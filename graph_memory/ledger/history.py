@@ -3,7 +3,7 @@
 "Who could open case X's memory, and why" and "which cases could user U
 open". Each reads the firm's rows that bear on the question (a fixed number
 of indexed queries, every one filtered on the firm), replays them in order,
-and applies the wall's rule (`graph_memory.access`) after each transaction:
+and applies the wall's rule (`graph_memory.wall.access`) after each transaction:
 a viewer may open a case while they are an active user of its firm and the
 case is one of the firm's and not excluded from the memory (consent: nobody
 may open the memory of an excluded case, whatever else holds), and they are

@@ -1,7 +1,7 @@
 """The access ledger's statement triggers, its baseline, and their removal.
 
 Installed after every migrate (apps.py), whatever LAWYER_SIGHT says: the
-ledger records on every host. Like the sight's (graph_memory/sight.py), each
+ledger records on every host. Like the sight's (graph_memory/wall/sight.py), each
 trigger is `AFTER <event> ... REFERENCING ... TABLE ... FOR EACH STATEMENT`,
 so whatever wrote the change (a bulk insert, a queryset delete, raw SQL) is
 recorded, in its own transaction, by one INSERT over the statement's changed
@@ -35,10 +35,10 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
 from django.db import DEFAULT_DB_ALIAS, connection
 
-from graph_memory import sight, triggers
 from graph_memory.adapter import case_firm_column, case_model, get_adapter
 from graph_memory.models import AccessChange
-from graph_memory.triggers import Trigger, TriggerSet
+from graph_memory.wall import sight, triggers
+from graph_memory.wall.triggers import Trigger, TriggerSet
 
 LEDGER = AccessChange._meta.db_table
 COLUMNS = "(at, firm_id, kind, granted, reason, case_id, viewer_id, group_id)"
@@ -237,7 +237,7 @@ def trigger_names() -> list[str]:
 
 
 def _triggers() -> list[Trigger]:
-    """Every trigger of the ledger, as data (graph_memory.triggers installs and removes them)."""
+    """Every trigger of the ledger, as data (graph_memory.wall.triggers installs and removes them)."""
     declared = [triggers.after_statement(PREFIX, table, event, "gm_ledger_record", (statement,))
                 for table, event, statement in _specs()]  # fmt: skip
     declared.append(Trigger(APPEND_ONLY, LEDGER,

@@ -3,7 +3,7 @@
 The adapter decides both in Python (`viewer_firm_id`, `viewer_is_firm_admin`:
 a column, a role, a property), so no trigger can see them; Django's
 `post_save` and `post_delete` on the user model can (connected in
-`graph_memory/signals.py`, `connect_ledger`). Each save compares what
+`graph_memory/receivers.py`, `connect_ledger`). Each save compares what
 the adapter says now with the user's last rows in the ledger (one indexed
 query) and appends the difference, so a save that changes nothing appends
 nothing, and a change the trigger on `is_active` already wrote is not written

@@ -9,10 +9,10 @@ from django.utils import timezone
 
 from graph_memory import conf
 from graph_memory.adapter import case_firm_attname, case_model, get_adapter
-from graph_memory.embeddings import configured_model
 from graph_memory.lint.findings import HIGH, LOW, MEDIUM, Finding
 from graph_memory.lint.statements import summaries_with_reference
 from graph_memory.models import CaseSummary, LintFinding, RefreshRun
+from graph_memory.vectors.embeddings import configured_model
 
 
 def _nights(since: dt.datetime, now: dt.datetime) -> int:

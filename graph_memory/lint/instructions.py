@@ -1,17 +1,17 @@
 """Record text addressed to the assistant: summary statements that read as instructions to an AI.
 
 The memory serves every statement as data, marked `instruction_like` when it reads as if written to
-a model (`graph_memory/instruction_like.py`); this check lists them for the firm's admins, each with
+a model (`graph_memory/summaries/instruction_like.py`); this check lists them for the firm's admins, each with
 the record it came from, so that someone can look at who wrote it there. One query per firm.
 """
 
 from __future__ import annotations
 
-from graph_memory.briefs import served_statements
-from graph_memory.instruction_like import instruction_like_sentences
 from graph_memory.lint.findings import MEDIUM, Finding
 from graph_memory.lint.statements import summaries_with_reference
 from graph_memory.models import LintFinding
+from graph_memory.summaries.instruction_like import instruction_like_sentences
+from graph_memory.summaries.served import served_statements
 
 KIND = LintFinding.Kind.INSTRUCTION_LIKE
 QUOTE_MAX_CHARS = 200

@@ -24,10 +24,10 @@ from rapidfuzz.distance import OSA
 
 from graph_memory import conf
 from graph_memory.adapter import case_firm_attname, case_model, get_adapter
-from graph_memory.graph import graph_drift_firm
 from graph_memory.lint.findings import HIGH, LOW, MEDIUM, Finding
+from graph_memory.map.graph import graph_drift_firm
+from graph_memory.map.names import conflict_match, conflict_query, deletions, name_edits_allowed
 from graph_memory.models import Edge, LintFinding, Node
-from graph_memory.names import conflict_match, conflict_query, deletions, name_edits_allowed
 
 _DIGITS = re.compile(r"\d+")
 RECORDS_MAX = 50  # nodes listed in one aggregated finding (the sentence gives the total)

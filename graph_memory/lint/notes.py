@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from graph_memory import access
 from graph_memory.adapter import get_adapter
 from graph_memory.lint.findings import HIGH, Finding
 from graph_memory.models import CaseSummary, LintFinding
-from graph_memory.writeback.guard import note_crossings
+from graph_memory.wall import access
+from graph_memory.wall.writeback.guard import note_crossings
 
 
 def crossing_notes(*, firm_id: int) -> list[Finding]:

@@ -1,5 +1,5 @@
 # The conflict check's candidate index (issue 14): for every client and counterparty, the
-# deletion neighbourhoods of its name's words (graph_memory/names.py, `party_variants`, is the
+# deletion neighbourhoods of its name's words (graph_memory/map/names.py, `party_variants`, is the
 # same rule in Python), as a generated column with a GIN index. Plain SQL and plpgsql-free:
 # no pg_trgm or other extension needed. A stored column rather than an index on the
 # expression: the planner may then filter rows by it cheaply whatever plan it picks (the

@@ -1,7 +1,7 @@
 # Keyed node and edge ids (issue 15, item 2). Ids were uuid3(<namespace in the source>,
 # "node:{firm}:{kind}:{pk}"): anyone who read the code could recover the firm and the record
 # from an id, and compute the id of a node they may not see. They are now HMAC-SHA256 of the
-# same names under a key of this installation (graph_memory/graph.py, docs/SECURITY.md).
+# same names under a key of this installation (graph_memory/map/graph.py, docs/SECURITY.md).
 #
 # The key is made here, once, by PostgreSQL's strong random source (gen_random_uuid() is
 # pg_strong_random: two of them give 244 random bits), so it never passes through Python or a

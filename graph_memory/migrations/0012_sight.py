@@ -1,5 +1,5 @@
 # Issue 14: what each lawyer reaches in the connection map (graph_memory/models/sight.py).
-# The triggers that keep it honest are installed after every migrate (graph_memory.sight.install),
+# The triggers that keep it honest are installed after every migrate (graph_memory.wall.sight.install),
 # since they sit on the host's tables as well as on these.
 
 import django.db.models.deletion

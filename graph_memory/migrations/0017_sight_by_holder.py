@@ -2,7 +2,7 @@
 # per viewer and rebuilt whole on the next read after any change (graph_memory/models/sight.py).
 # The rows are derived data: the tables are made anew, empty and marked unbuilt, and the post_migrate
 # receiver (graph_memory.apps) installs the new triggers and builds every row. The vector copies go:
-# a lawyer's exact search reads each visible summary's own row (graph_memory/search.py).
+# a lawyer's exact search reads each visible summary's own row (graph_memory/viewer/search.py).
 # The old triggers are dropped first: they write tables this migration drops.
 
 import django.contrib.postgres.fields

@@ -48,7 +48,7 @@ CREATE INDEX gm_sight_case_holder ON graph_memory_sight (case_id, holder);
 
 
 def reinstall(apps: Any, schema_editor: Any) -> None:
-    from graph_memory import sight, triggers
+    from graph_memory.wall import sight, triggers
 
     if triggers.installed(sight.TRIGGERS, using=schema_editor.connection.alias):
         sight.install(using=schema_editor.connection.alias)

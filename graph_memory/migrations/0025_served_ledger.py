@@ -1,5 +1,5 @@
 # Issue 31, item 3: the served ledger (graph_memory/models/served.py): one row per answer, ids and a keyed
-# fingerprint only, hash-chained per firm by graph_memory.served_ledger.seal_firm.
+# fingerprint only, hash-chained per firm by graph_memory.ledger.served_ledger.seal_firm.
 
 import django.contrib.postgres.fields
 from django.db import migrations, models

@@ -1,6 +1,6 @@
 """The access ledger: every change to an input of the wall, appended, never edited (issue 31, item 2).
 
-The wall (`graph_memory.access`) lets a viewer open a case when they are an
+The wall (`graph_memory.wall.access`) lets a viewer open a case when they are an
 active user of its firm and they are its firm's admin, hold a grant to it, or
 are in a group that holds one. Each row here records one change to one of
 those inputs, at the time of its transaction (`now()`):

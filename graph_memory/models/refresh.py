@@ -6,7 +6,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from graph_memory import conf
-from graph_memory.display import local_time
+from graph_memory.plumbing.display import local_time
 
 
 class RefreshRun(models.Model):

@@ -14,7 +14,7 @@ grants the firm makes, and joining or leaving a group changes no row at all
 (a read finds the viewer's groups itself).
 
 They are an index of the wall, never the wall itself:
-- database triggers (`graph_memory.sight`) rewrite the rows of exactly the
+- database triggers (`graph_memory.wall.sight`) rewrite the rows of exactly the
   (holder, case) pairs a statement touches, in the statement's own transaction:
   a grant adds its case's rows for its holder, a revoke removes them, an edge or
   a node's name changes its case's rows for each of the case's holders. Each

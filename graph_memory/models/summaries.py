@@ -10,7 +10,7 @@ from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
 from graph_memory import conf
-from graph_memory.display import case_label, local_time
+from graph_memory.plumbing.display import case_label, local_time
 
 
 class CaseSummary(models.Model):

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from django.db import connection
 
-from graph_memory.locks import LockKind, try_lock, unlock
+from graph_memory.plumbing.locks import LockKind, try_lock, unlock
 
 _POLL_SECONDS = 0.05
 

@@ -31,11 +31,12 @@ from django.db import connection, transaction
 from django.db.models import Model, QuerySet
 from django.utils import timezone
 
-from graph_memory import graph, retention
 from graph_memory.adapter import case_firm_attname, case_model, firm_model, get_adapter
-from graph_memory.documents.index import mark_documents_stale
+from graph_memory.documents.routing import mark_documents_stale
 from graph_memory.ledger import users as ledger_users
+from graph_memory.map import graph
 from graph_memory.models import MissedChange, Node
+from graph_memory.plumbing import retention
 from graph_memory.refresh.marking import mark_stale
 
 logger = logging.getLogger(__name__)

@@ -50,15 +50,16 @@ from django.db.models import F, Q, QuerySet, Sum, Value, When
 from django.db.models.functions import Concat, Left
 from django.utils import timezone
 
-from graph_memory import conf, embeddings
+from graph_memory import conf
 from graph_memory.adapter import firm_model
-from graph_memory.documents import index as document_index
+from graph_memory.documents import routing as document_index
 from graph_memory.models import AICall, CaseSummary, RefreshRun
 from graph_memory.refresh.locks import case_lock
 from graph_memory.refresh.missed import repair_missed_changes
 from graph_memory.summaries import openai_writer, rulebook
-from graph_memory.summaries import service as summary_service
+from graph_memory.summaries import rewrite as summary_service
 from graph_memory.summaries.writers import get_writer
+from graph_memory.vectors import embeddings
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 from graph_memory import conf
 from graph_memory.models import CaseSummary
 from graph_memory.refresh.locks import case_lock
-from graph_memory.summaries import service as summary_service
+from graph_memory.summaries import rewrite as summary_service
 from graph_memory.summaries.writers import get_writer
 
 logger = logging.getLogger(__name__)

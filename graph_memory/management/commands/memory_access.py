@@ -14,8 +14,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from graph_memory.adapter import get_adapter
-from graph_memory.display import firm_timezone
 from graph_memory.ledger import history, report
+from graph_memory.plumbing.display import firm_timezone
 
 
 class Command(BaseCommand):

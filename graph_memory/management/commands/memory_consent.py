@@ -6,10 +6,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from graph_memory.access import NotFound
 from graph_memory.adapter import NotSupported, get_adapter
 from graph_memory.consent.service import memory_exclude, memory_include
 from graph_memory.models import MemoryExclusion
+from graph_memory.wall.access import NotFound
 
 
 class Command(BaseCommand):

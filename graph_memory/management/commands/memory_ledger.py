@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from graph_memory import served_chain, served_ledger
+from graph_memory.ledger import served_chain, served_ledger
 from graph_memory.models import ServedChain, ServedRow
 
 

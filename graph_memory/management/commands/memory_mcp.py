@@ -24,7 +24,7 @@ class Command(BaseCommand):
             raise CommandError(f"no active user named {user!r}")
         # Imported here, so that without the MCP SDK (an optional extra) the command says what to install.
         try:
-            from graph_memory import mcp_server
+            from graph_memory.api import mcp_server
         except ModuleNotFoundError as exc:
             raise CommandError(f"memory_mcp needs the MCP SDK ({exc}): pip install 'graph-memory-layer[mcp]'") from exc
         mcp_server.run_stdio(viewer)

@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from graph_memory import sight, triggers
+from graph_memory.wall import sight, triggers
 
 
 class Command(BaseCommand):

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from graph_memory import services
-from graph_memory.graph import GraphChanges, graph_firms
+from graph_memory.map.graph import GraphChanges, graph_firms
 
 
 class Command(BaseCommand):

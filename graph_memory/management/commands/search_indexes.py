@@ -2,7 +2,7 @@
 
 A firm holding SEARCH_FIRM_INDEX_MIN summary vectors gets one, built without
 blocking writes; a firm below half of that, or gone, loses it; an index left
-invalid by a failed build is built again (graph_memory/firm_indexes.py). The
+invalid by a failed build is built again (graph_memory/vectors/firm_indexes.py). The
 nightly refresh does the same for each firm it refreshes. Safe to run at any
 time: a firm whose index is in place costs one catalogue lookup.
 """
@@ -14,8 +14,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from graph_memory import services
-from graph_memory.firm_indexes import IndexChanges
-from graph_memory.graph import graph_firms
+from graph_memory.map.graph import graph_firms
+from graph_memory.vectors.firm_indexes import IndexChanges
 
 
 class Command(BaseCommand):

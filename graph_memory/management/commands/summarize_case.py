@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from graph_memory import conf
 from graph_memory.adapter import get_adapter
-from graph_memory.summaries.service import SummaryFailed, summarize_case
+from graph_memory.summaries.rewrite import SummaryFailed, summarize_case
 
 
 class Command(BaseCommand):

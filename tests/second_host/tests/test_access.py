@@ -1,11 +1,11 @@
-"""The wall in the second host: one rule in graph_memory.access, fed by this host's `member_case_ids` (no guardian)."""
+"""The wall in the second host: one rule in graph_memory.wall.access, fed by this host's `member_case_ids` (no guardian)."""
 
 from __future__ import annotations
 
 import pytest
 
-from graph_memory import access
 from graph_memory.adapter import get_adapter
+from graph_memory.wall import access
 from tests.second_host.conftest import Personas
 from tests.second_host.factories import AttorneyFactory, LawOfficeFactory, MatterFactory
 from tests.second_host.matters.memory_adapter import MattersMemoryAdapter

@@ -10,8 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.db.migrations.loader import MigrationLoader
 
-from graph_memory import access, services
+from graph_memory import services
 from graph_memory.models import CaseSummary, Edge, Node, SummaryVersion
+from graph_memory.wall import access
 from tests.second_host.matters.models import Matter
 from tests.second_host.offices.models import Attorney, LawOffice
 from tests.second_host.world import ACQ, Office

@@ -8,8 +8,10 @@ import pytest
 from django.apps import apps
 from django.db import connection
 
-from graph_memory import access, briefs, services
+from graph_memory import services
 from graph_memory.models import CaseSummary, Node
+from graph_memory.viewer import briefs
+from graph_memory.wall import access
 from tests.second_host.factories import AttorneyFactory, MatterFactory, PartyFactory
 from tests.second_host.matters.models import Assignment, Bill, DueDate, Matter
 from tests.second_host.world import ACQ, ENQ, LEASE, LEASE_FACTS, SUED, TERM, TERMINATION_FACTS, Office
@@ -81,7 +83,7 @@ def test_a_matter_without_a_summary_gets_one_on_the_spot_or_header_facts(memory:
                           synopsis="Fresh intake.", client=PartyFactory(office=memory.office))  # fmt: skip
     services.graph_sync_case(case_id=fresh.pk)
     fresh_node = Node.objects.get(kind="case", ref_id=fresh.pk)
-    monkeypatch.setattr("graph_memory.briefs.ensure_summary", lambda **kwargs: None)
+    monkeypatch.setattr("graph_memory.viewer.briefs.ensure_summary", lambda **kwargs: None)
     bare = services.node_brief(viewer=owner, node_id=fresh_node.pk)
     assert bare.cases[0].summary == "" and briefs.NO_SUMMARY in bare.text
     assert "2026/900 — New matter" in bare.text and "Fresh intake." in bare.text

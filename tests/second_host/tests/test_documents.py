@@ -7,7 +7,7 @@ from django.test import Client as HttpClient
 from rest_framework.authtoken.models import Token
 
 from graph_memory.adapter import get_adapter
-from graph_memory.documents.index import build_document_index
+from graph_memory.documents.routing import build_document_index
 from graph_memory.documents.terms import quote_on_page
 from graph_memory.models import DocumentIndex, DocumentQuery, Node
 from tests.second_host.matters.models import Filing, FilingPage

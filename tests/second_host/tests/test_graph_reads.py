@@ -7,8 +7,9 @@ import uuid
 
 import pytest
 
-from graph_memory import access, services
+from graph_memory import services
 from graph_memory.models import Node
+from graph_memory.wall import access
 from tests.second_host.conftest import Personas
 from tests.second_host.factories import PartyFactory
 from tests.second_host.matters.models import Assignment, Engagement, Matter

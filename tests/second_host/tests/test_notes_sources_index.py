@@ -10,12 +10,13 @@ from django.core.cache import cache
 from django.test import Client as HttpClient
 from rest_framework.authtoken.models import Token
 
-from graph_memory import access, services
+from graph_memory import services
 from graph_memory.adapter import NoteOrigin
-from graph_memory.memory_index import memory_index
 from graph_memory.models import CaseSummary, Node
-from graph_memory.notes import note_file
-from graph_memory.sources import source_get
+from graph_memory.viewer.memory_index import memory_index
+from graph_memory.viewer.notes import note_file
+from graph_memory.viewer.sources import source_get
+from graph_memory.wall import access
 from tests.second_host.matters.models import Memo
 from tests.second_host.world import ACQ, TERM, VISIBLE, Office
 

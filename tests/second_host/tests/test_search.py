@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from django.contrib.postgres.search import SearchVector
 
-from graph_memory import embeddings, search, services
+from graph_memory import services
 from graph_memory.models import AICall, CaseSummary
+from graph_memory.vectors import embeddings
+from graph_memory.viewer import search
 from tests.openai_server import OpenAIServer
 from tests.second_host.factories import AttorneyFactory, LawOfficeFactory, MatterFactory, PartyFactory
 from tests.second_host.matters.models import Matter

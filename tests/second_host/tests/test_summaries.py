@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from graph_memory.models import AICall, CaseSummary
 from graph_memory.summaries.context import build_context
 from graph_memory.summaries.openai_writer import OpenAIWriter
-from graph_memory.summaries.service import SummaryFailed, summarize_case
+from graph_memory.summaries.rewrite import SummaryFailed, summarize_case
 from graph_memory.summaries.writers import ExtractiveWriter
 from tests.openai_server import OpenAIServer, Reply
 from tests.second_host.factories import FilingFactory, MatterFactory, MemoFactory
