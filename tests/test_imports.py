@@ -139,6 +139,12 @@ LAYERS = [
         ("graph_memory.api", "graph_memory.admin"),
         (),
     ),
+    (
+        "the faces (the API with MCP, Django admin) reach a viewer's reads through services only",
+        ("graph_memory.api", "graph_memory.admin"),
+        ("graph_memory.viewer",),
+        (),
+    ),
 ]
 
 
