@@ -3,7 +3,7 @@
 Four node kinds (lawyer, case, client, counterparty) and three edge kinds
 (lawyer works_on case, case for_client client, case against counterparty);
 every edge belongs to one case. Nothing here reasons about viewers: the reads
-that do live in `selectors.py`.
+that do live in `viewer/selectors.py`.
 
 Every row's id is a UUID derived from what it stands for, keyed with this
 installation's secret (an HMAC-SHA256, see `ID_KEY_TABLE`), so the same host
