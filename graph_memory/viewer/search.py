@@ -56,11 +56,11 @@ from pgvector import Vector
 from graph_memory import conf
 from graph_memory.adapter import case_model, get_adapter
 from graph_memory.models import CaseSummary, Node
+from graph_memory.plumbing.stmt import Stmt, sql
 from graph_memory.summaries.instruction_like import is_instruction_like
 from graph_memory.vectors import embeddings, firm_indexes
 from graph_memory.viewer.selectors import NodeRef
 from graph_memory.wall.scope import Scope, scope_of
-from graph_memory.wall.stmt import Stmt, sql
 
 logger = logging.getLogger(__name__)
 

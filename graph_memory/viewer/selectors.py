@@ -22,9 +22,9 @@ from graph_memory.map import names
 from graph_memory.map.names import lookup_key, lookup_query
 from graph_memory.models import Edge, Node
 from graph_memory.models.graph import PARTY_VARIANTS_COLUMN
+from graph_memory.plumbing.stmt import Stmt, sql
 from graph_memory.wall import access, reads
 from graph_memory.wall.scope import Scope, columns_and_rows, rows, scope_of
-from graph_memory.wall.stmt import Stmt, sql
 
 
 @dataclass(frozen=True)

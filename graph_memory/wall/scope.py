@@ -22,8 +22,8 @@ from typing import Any
 
 from django.db import connection
 
+from graph_memory.plumbing.stmt import Stmt, sql
 from graph_memory.wall import access, sight
-from graph_memory.wall.stmt import Stmt, sql
 
 
 @dataclass(frozen=True)

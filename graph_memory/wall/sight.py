@@ -39,8 +39,8 @@ from graph_memory import conf
 from graph_memory.adapter import case_firm_column, case_model, get_adapter
 from graph_memory.models import Edge, Node, Sight, SightCase, SightState
 from graph_memory.plumbing import locks
+from graph_memory.plumbing.stmt import Stmt
 from graph_memory.wall import access, triggers
-from graph_memory.wall.stmt import Stmt
 from graph_memory.wall.triggers import Trigger, TriggerSet
 
 logger = logging.getLogger(__name__)

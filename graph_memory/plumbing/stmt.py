@@ -26,9 +26,14 @@ class Stmt:
     params: tuple[Any, ...] = ()
 
     def rows(self) -> list[tuple[Any, ...]]:
+        """Its rows, on a cursor of its own."""
         with connection.cursor() as cursor:
-            cursor.execute(self.sql, self.params)
-            return cursor.fetchall()
+            return self.execute(cursor).fetchall()
+
+    def execute(self, cursor: Any) -> Any:
+        """Run it on `cursor` (and return the cursor, to fetch from or read `rowcount`)."""
+        cursor.execute(self.sql, self.params)
+        return cursor
 
 
 def sql(template: str, /, **names: Any) -> Stmt:
