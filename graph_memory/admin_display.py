@@ -16,7 +16,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.http import HttpRequest
 from django.utils.dateparse import parse_datetime
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import ngettext
 
 from graph_memory.adapter import case_firm_attname, case_model, get_adapter
@@ -236,10 +236,8 @@ def fact_value(value: Any, *, labels: Mapping[str, str] = {}) -> SafeString | st
     if isinstance(value, list | tuple):
         if all(isinstance(item, Mapping) for item in value):
             return rows_table(value, labels=labels)
-        return format_html(
-            "<ul class='gm-list'>{}</ul>",
-            format_html_join("", "<li>{}</li>", ((fact_value(item, labels=labels),) for item in value)),
-        )
+        # One item a line (admin's styles indent a list inside a table cell past its column).
+        return format_html_join(mark_safe("<br>"), "{}", ((fact_value(item, labels=labels),) for item in value))
     return str(value)
 
 
