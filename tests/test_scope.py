@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graph_memory.plumbing.stmt import Stmt, sql
 from graph_memory.wall import reads
 from graph_memory.wall.scope import Read
-from graph_memory.plumbing.stmt import Stmt, sql
 
 
 def test_values_and_parts_come_out_in_the_order_the_text_names_them() -> None:
