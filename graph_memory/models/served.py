@@ -18,9 +18,11 @@ from __future__ import annotations
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
+from graph_memory.models.choices import TextChoices
+
 
 class ServedRow(models.Model):
-    class Status(models.TextChoices):
+    class Status(TextChoices):
         OK = "ok"
         NOT_MODIFIED = "not_modified"
         NOT_FOUND = "not_found"
