@@ -87,7 +87,8 @@ async def stream_answer(
     """
     started = time.monotonic()
     answer: answers.Answer | None = None
-    outcome, error = DocumentQuery.Outcome.FAILURE, "unexpected error"
+    outcome: str = DocumentQuery.Outcome.FAILURE
+    error = "unexpected error"
     left = threading.Event()
     work = asyncio.ensure_future(
         sync_to_async(answers.answer_question)(target, question=question, should_stop=left.is_set)
@@ -199,7 +200,8 @@ class CaseAskApi(MemoryApi):
             return response
         started = time.monotonic()
         answer: answers.Answer | None = None
-        outcome, error = DocumentQuery.Outcome.FAILURE, "unexpected error"
+        outcome: str = DocumentQuery.Outcome.FAILURE
+        error = "unexpected error"
         try:
             answer = answers.answer_question(target, question=data["q"])
             outcome, error = answer.outcome, ""

@@ -372,7 +372,8 @@ def ask_documents(*, viewer: Viewer, node_id: Any, question: str, document: str 
     target = open_documents(viewer=viewer, node_id=node_id, document=document)
     started = time.monotonic()
     answer: Answer | None = None
-    outcome, error = DocumentQuery.Outcome.FAILURE, "unexpected error"
+    outcome: str = DocumentQuery.Outcome.FAILURE
+    error = "unexpected error"
     try:
         answer = answer_question(target, question=question)
         outcome, error = answer.outcome, ""

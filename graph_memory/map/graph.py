@@ -202,7 +202,8 @@ def _wanted(*, firm_id: int, case_id: int | None) -> tuple[str, list[Any]]:
     """The WITH clause defining wn and we for the firm, or for one case of it, and its parameters."""
     scope = {"firm_id": None if case_id is not None else firm_id, "case_id": case_id}
     adapter = get_adapter()
-    parts, params = {}, []
+    parts: dict[str, str] = {}
+    params: list[Any] = []
     for name, queryset in (
         ("heads", adapter.graph_case_headers(**scope)),
         ("team", adapter.graph_team_links(**scope)),

@@ -267,6 +267,8 @@ def note_file(
     key, own_key = _filing_key(idempotency_key=idempotency_key, case_id=case_id, origin=origin)
     fingerprint = _digest(str(case_id), title, text, origin.conversation_id, *origin.message_ids)
     firm_id = access.viewer_firm_id(viewer)
+    if firm_id is None:  # not reached: case_node_get opened a case of the viewer's firm
+        raise access.NotFound
     with transaction.atomic():
         claimed = None
         if key is not None:
