@@ -37,13 +37,14 @@ RECORD_KINDS = ("deadline", "invoice", "note", "draft", "document")
 
 
 class Viewer(Protocol):
-    """Who is asking: the host's user as the memory reads it, and all it reads of them itself.
+    """Who is asking: the host's user as the memory receives it, and what it reads of every viewer.
 
     `request.user` (Django's AnonymousUser too), the user behind an API or MCP token, the
-    user a command names. Any Django user model has these; the memory never reads another
-    field of a viewer. Which firm they belong to and whether they are its admin, the adapter
-    answers (`viewer_firm_id`, `viewer_is_firm_admin`) from whatever fields the host has.
-    Read-only properties, so a model field, a class attribute or a property all fit.
+    user a command names; any Django user model has these. Which firm a viewer belongs to and
+    whether they are its admin, the adapter answers (`viewer_firm_id`, `viewer_is_firm_admin`)
+    from whatever fields the host has; Django admin's pages also ask `is_staff` and
+    `is_superuser`, as Django admin does. Read-only properties, so a model field, a class
+    attribute or a property all fit.
     """
 
     @property
