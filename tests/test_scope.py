@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graph_memory.plumbing.stmt import Stmt, sql
+from graph_memory.viewer import search
 from graph_memory.wall import reads
-from graph_memory.wall.scope import Read
+from graph_memory.wall.scope import Read, declared
 
 
 def test_values_and_parts_come_out_in_the_order_the_text_names_them() -> None:
@@ -56,14 +57,20 @@ def test_any_template_binds_each_marker_to_its_own_value(order: list[str]) -> No
 
 
 def test_every_read_declares_a_firm_admins_and_a_walled_statement_that_build() -> None:
-    """Each read builds with the names its declaration lists; the sighted statement where there is one."""
+    """Each declared read builds with the names its declaration lists; the sighted statement where there is one."""
     names = {
         "firm": 1, "visible": Stmt("SELECT 1"), "holders": Stmt("SELECT 1"), "node": "n", "kind": None, "fetch": 2,
         "prefix": "a%", "pattern": "%a%", "firm_words": "q", "holder_words": "q", "found": Stmt("SELECT NULL::uuid"),
         "key": "k", "words": [], "candidates": 3, "variants": [], "readings": [], "word_ids": [], "few": 4,
+        "whole_firm": False, "query": "[1]", "model": "m", "depth": 10, "cap": "cap AS (SELECT 1 AS cap)",
+        "own_index": Stmt("false"), "firm_ef": 40, "shared_ef": 40, "references": Stmt("SELECT 1, 'r'"), "q": "q",
+        "firms_vectors": search._FIRMS_VECTOR_RANKING, "walled_vectors": search._WALLED_VECTOR_RANKING,
+        "all_words": True, "similarity": 0.5, "case_kind": "case", "headline": "", "exact_max": 1, "exact_share": 0.1,
+        "forced_cap": 1,
     }  # fmt: skip
     assert {read.name for read in reads.READS} == {"node", "walk", "lookup", "cases_of_node", "conflicts"}
-    for read in reads.READS:
+    assert {read.name for read in declared()} == {read.name for read in reads.READS} | {"search", "vector_ranking"}
+    for read in declared():
         assert isinstance(read, Read) and read.whole_firm and read.walled, read.name
         for template in filter(None, (read.whole_firm, read.walled, read.sighted)):
             built = sql(template, **names)

@@ -16,6 +16,7 @@ from graph_memory import conf, services
 from graph_memory.models import AICall, CaseSummary, Node
 from graph_memory.vectors import embeddings
 from graph_memory.viewer import search
+from graph_memory.wall import scope
 from practice.models import Case
 from tests import search_support
 from tests.factories import CaseFactory, ClientFactory, FirmFactory, UserFactory
@@ -348,21 +349,29 @@ def test_summary_vectors_stay_in_the_row(corpus_db) -> None:
 
 
 def test_the_apis_search_and_vector_ranking_run_the_same_vector_ranking(local_memory, monkeypatch) -> None:
-    """What the benchmarks and recall tests measure (`vector_ranking`) is what the API runs: both statements are
-    built around the one `_VECTOR_RANKING` (issue 30: the tested path is the production path)."""
+    """What the benchmarks and recall tests measure (`vector_ranking`) is what the API runs: the vector ranking
+    in the API's one search statement is the text of `vector_ranking`'s own statement, word for word
+    (issue 30: the tested path is the production path)."""
     alice = local_memory["alice"]
-    built: list[str] = []
-    build = search.sql
+    built: dict[str, str] = {}
+    build = scope.sql
 
     def recording(template: str, /, **names):
-        if search._VECTOR_RANKING in template or names.get("vector_ranking") is search._VECTOR_RANKING:
-            built.append(template)
-        return build(template, **names)
+        statement = build(template, **names)
+        for read in (search.SEARCH, search.VECTOR_RANKING):
+            if template in (read.whole_firm, read.walled):
+                built[read.name] = statement.sql
+        return statement
 
-    monkeypatch.setattr(search, "sql", recording)
+    def ranking_of(statement: str) -> str:
+        start = statement.index("walk AS MATERIALIZED")
+        return statement[start : statement.index(") AS r", start)]
+
+    monkeypatch.setattr(scope, "sql", recording)
     response = api(alice).get("/api/memory/search/", {"q": "rent increase disagreement with the landlord"})
     assert response.status_code == 200 and response.json()["mode"] == "hybrid"
-    assert len(built) == 1
     vector = embeddings.LocalEmbedder().embed(["rent increase disagreement with the landlord"]).vectors[0]
     search.vector_ranking(viewer=alice, vector=vector, model=embeddings.LocalEmbedder.model, depth=5)
-    assert len(built) == 2
+    assert set(built) == {"search", "vector_ranking"}
+    assert ranking_of(built["search"]) == ranking_of(built["vector_ranking"])
+    assert "ann AS MATERIALIZED" in ranking_of(built["search"])

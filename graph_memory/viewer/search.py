@@ -30,7 +30,7 @@ counted first. If it still returns fewer rows than asked for, an exact scan.
 `search_cases` is one statement whatever the path: it counts the visible set
 (stopping past the cap) and ranks it exactly or walks the index, the walk's
 settings set by the statement itself. `vector_ranking` (benchmarks, tests)
-runs the same ranking (`_VECTOR_RANKING`) as a statement of its own, so what
+runs the same ranking (`VECTOR_RANKING`) as a statement of its own, so what
 they measure is what the API runs. Word ranking:
 PostgreSQL full text over `search_vector` (header, names and summary), by
 the vector ranking's rule: a lawyer's visible summaries one by one when they
@@ -56,11 +56,11 @@ from pgvector import Vector
 from graph_memory import conf
 from graph_memory.adapter import Viewer, case_model, get_adapter
 from graph_memory.models import CaseSummary, Node
-from graph_memory.plumbing.stmt import Stmt, sql
+from graph_memory.plumbing.stmt import Stmt
 from graph_memory.summaries.instruction_like import is_instruction_like
 from graph_memory.vectors import embeddings, firm_indexes
 from graph_memory.viewer.selectors import NodeRef
-from graph_memory.wall.scope import Scope, scope_of
+from graph_memory.wall.scope import Read, Scope, rows, scope_of
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +178,21 @@ vec AS (
     ) AS r
 )"""
 _NO_VECTOR_RANKING = "vec AS (SELECT NULL::bigint AS case_id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false)"
+# A firm admin's and anyone else's: where the exact scan reads the visible vectors is what differs.
+_FIRMS_VECTOR_RANKING = _VECTOR_RANKING.replace("{vectors}", _FIRMS_VECTORS)
+_WALLED_VECTOR_RANKING = _VECTOR_RANKING.replace("{vectors}", _LAWYERS_VECTORS)
+_RANKING = (
+    "SELECT (SELECT n.exact FROM n), (SELECT count(*) FROM ann) >= %(depth)s, vec.case_id, vec.distance "
+    "FROM (SELECT 1) AS one LEFT JOIN vec ON true ORDER BY vec.rank"
+)
+# The `depth` visible cases nearest to a vector: (exact or not, the walk found `depth`, case id, distance).
+# Names: query, model, depth, cap, and those of _ranking_names.
+VECTOR_RANKING = Read(
+    name="vector_ranking",
+    columns=4,
+    whole_firm=f"WITH {_VIS}, {{cap}}, {_N}, {_FIRMS_VECTOR_RANKING} {_RANKING}",
+    walled=f"WITH {_VIS}, {{cap}}, {_N}, {_WALLED_VECTOR_RANKING} {_RANKING}",
+)
 
 
 def _ranking_names(scope: Scope, *, model: str | None, depth: int, force: str | None = None) -> dict[str, Any]:
@@ -187,13 +202,11 @@ def _ranking_names(scope: Scope, *, model: str | None, depth: int, force: str | 
     else:
         cap = _CAP
     return {
-        "visible": scope.visible, "firm": scope.firm_id, "whole_firm": scope.whole_firm, "model": model,
-        "depth": depth, "cap": cap, "forced_cap": 2**62 if force == "exact" else -1,
+        "model": model, "depth": depth, "cap": cap, "forced_cap": 2**62 if force == "exact" else -1,
         "own_index": Stmt(firm_indexes.exists_sql(), (firm_indexes.index_name(scope.firm_id or 0),)),
         "exact_max": int(conf.get("SEARCH_EXACT_MAX")), "exact_share": float(conf.get("SEARCH_EXACT_SHARE")),
         "firm_ef": max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth),
         "shared_ef": max(int(conf.get("SEARCH_EF_SEARCH")), depth),
-        "vectors": _FIRMS_VECTORS if scope.whole_firm else _LAWYERS_VECTORS,
     }  # fmt: skip
 
 
@@ -202,7 +215,7 @@ def vector_ranking(
 ) -> VectorRanking:
     """The `depth` visible cases nearest to `vector` (cosine), among vectors of `model`, nearest first (no floor).
 
-    The ranking `search_cases` runs, as a statement of its own (`_VECTOR_RANKING`, one statement): exact
+    The ranking `search_cases` runs, as a statement of its own (`VECTOR_RANKING`, one statement): exact
     over the visible set within the cap, else the index walk, exact again if the walk came back short.
     `force`: "exact" or "index" takes that path whatever the rule says (to measure each)."""
     if force not in (None, "exact", "index"):
@@ -210,12 +223,10 @@ def vector_ranking(
     scope = scope_of(viewer)
     if scope.empty:
         return VectorRanking([], [], "exact")
-    found = sql(
-        f"WITH {_VIS}, {{cap}}, {_N}, {_VECTOR_RANKING} "
-        "SELECT (SELECT n.exact FROM n), (SELECT count(*) FROM ann) >= %(depth)s, vec.case_id, vec.distance "
-        "FROM (SELECT 1) AS one LEFT JOIN vec ON true ORDER BY vec.rank",
+    found = rows(
+        scope, VECTOR_RANKING,
         query=Vector(list(vector)).to_text(), **_ranking_names(scope, model=model, depth=depth, force=force),
-    ).rows()
+    )  # fmt: skip
     exact, walked = found[0][0], found[0][1]
     ranked = [(r[2], r[3]) for r in found if r[2] is not None]
     method = "exact" if exact else "hnsw" if walked else "hnsw+exact"
@@ -332,6 +343,14 @@ hits AS (
 SELECT hits.case_id, hits.score, hits.key, hits.node_id, hits.label, hits.snippet, hits.meaning, hits.words
 FROM (SELECT 1) AS one LEFT JOIN hits ON true
 ORDER BY hits.score DESC, hits.rrf DESC, hits.key, hits.case_id"""
+# The page of a search: (case id, score, key, node id, label, snippet, meaning, words). `{firms_vectors}` and
+# `{walled_vectors}`: the vector ranking of each, or none (no embedder answered).
+SEARCH = Read(
+    name="search",
+    columns=8,
+    whole_firm=_SEARCH.replace("{ranked}", _FIRMS_WORDS).replace("{vector_ranking}", "{firms_vectors}"),
+    walled=_SEARCH.replace("{ranked}", _LAWYERS_WORDS).replace("{vector_ranking}", "{walled_vectors}"),
+)
 
 
 def _ranked_search(
@@ -343,14 +362,14 @@ def _ranked_search(
     firm admin's by probing that statement for each candidate in rank order, so the firm's case ids are
     never listed. Returns the page's rows."""
     query, model = vector if vector is not None else (None, None)
-    found = sql(
-        _SEARCH,
-        **_ranking_names(scope, model=model, depth=depth),
-        vector_ranking=_NO_VECTOR_RANKING if vector is None else _VECTOR_RANKING, query=query,
-        ranked=_FIRMS_WORDS if scope.whole_firm else _LAWYERS_WORDS,
+    found = rows(
+        scope, SEARCH,
+        **_ranking_names(scope, model=model, depth=depth), query=query,
+        firms_vectors=_NO_VECTOR_RANKING if vector is None else _FIRMS_VECTOR_RANKING,
+        walled_vectors=_NO_VECTOR_RANKING if vector is None else _WALLED_VECTOR_RANKING,
         q=q, all_words=floor.all_words, similarity=floor.similarity, references=_references(),
         case_kind=Node.Kind.CASE.value, fetch=limit, headline=HEADLINE_OPTIONS,
-    ).rows()  # fmt: skip
+    )  # fmt: skip
     return [row for row in found if row[0] is not None]
 
 

@@ -11,8 +11,8 @@
   fork, the sight's freshness gate and the rebuild queued after a stale answer.
 
 Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
-(their firm's id) and, in a sighted statement, `{holders}` (the viewer and
-their groups, the sight's keys): `rows()` supplies them.
+(their firm's id), `%(whole_firm)s` and, in a sighted statement, `{holders}`
+(the viewer and their groups, the sight's keys): `rows()` supplies them.
 """
 
 from __future__ import annotations
@@ -62,15 +62,36 @@ def scope_of(viewer: Viewer) -> Scope:
     )
 
 
+_DECLARED: dict[str, Read] = {}
+
+
 @dataclass(frozen=True)
 class Read:
-    """A read's statements, one per kind of viewer, each a template for `sql()` returning `columns` columns."""
+    """A read's statements, one per kind of viewer, each a template for `sql()` returning `columns` columns.
+
+    Every Read is declared once, at import, under a name of its own (`declared()` lists them: the wall
+    proof checks that each of their statements ran under its probes)."""
 
     name: str
     columns: int
     whole_firm: str  # a firm admin's: from what matches, the wall probed per row (nothing is hidden)
     walled: str  # anyone else's: from the cases they may open (`{visible}`)
     sighted: str | None = None  # anyone else's from their rows of the sight (`{holders}`), while it is current
+
+    def __post_init__(self) -> None:
+        if self.name in _DECLARED:
+            raise ValueError(f"a read named {self.name!r} is declared already")
+        _DECLARED[self.name] = self
+
+
+def declared() -> tuple[Read, ...]:
+    """Every Read of the modules imported so far (all of them once `graph_memory.services` is)."""
+    return tuple(_DECLARED.values())
+
+
+def _given(scope: Scope, names: dict[str, Any]) -> dict[str, Any]:
+    """The names every template may use, from the scope, and the read's own."""
+    return {"firm": scope.firm_id, "visible": scope.visible, "whole_firm": scope.whole_firm, **names}
 
 
 def statement(scope: Scope, read: Read, **names: Any) -> Stmt:
@@ -79,7 +100,7 @@ def statement(scope: Scope, read: Read, **names: Any) -> Stmt:
     statement itself (a one-time filter: the other is never run)."""
     if scope.visible is None:
         raise ValueError("a scope with no visible case has no statement; ask scope.empty first")
-    given = {"firm": scope.firm_id, "visible": scope.visible, **names}
+    given = _given(scope, names)
     if scope.whole_firm:
         return sql(read.whole_firm, **given)
     walled = sql(read.walled, **given)
@@ -104,7 +125,7 @@ def columns_and_rows(scope: Scope, read: Read, **names: Any) -> tuple[list[str],
     """`rows`, with the names of the columns (to build model instances from them)."""
     if scope.visible is None:
         return [], []
-    given = {"firm": scope.firm_id, "visible": scope.visible, **names}
+    given = _given(scope, names)
     if not scope.whole_firm and read.sighted is not None and scope.sighted:
         sighted = sql(read.sighted, holders=scope.holders(), **given)
         rows_, columns = sight.answer(sighted=sighted, walled=sql(read.walled, **given), columns=read.columns)
