@@ -1,6 +1,6 @@
 """The demo firm as the assistant's API sees it: graph built, every case summarised, a token per persona.
 
-Shared by tests/test_api*.py. Personas: the demo firm's alice, bob, carol,
+Shared by tests/api/. Personas: the demo firm's alice, bob, carol,
 evan (lawyers) and dana (its admin), plus `stranger`, an admin of another firm.
 """
 
@@ -27,7 +27,7 @@ C031 = "2026-031 Brightline v. Northwind (breach of logistics agreement)"
 C088 = "2025-088 Meridian Foods — commercial lease dispute (Parkside)"
 C047 = "2026-047 Lee v. Meridian Foods (wrongful termination)"
 NW, NW_CP = "Northwind Holdings, Inc.", "NORTHWIND HOLDINGS INC"
-# The cases each persona may open (tests/test_access.py holds the wall itself).
+# The cases each persona may open (tests/wall/test_access.py holds the wall itself).
 VISIBLE = {
     "alice": {C014, C088},
     "bob": {C031},

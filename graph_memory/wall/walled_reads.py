@@ -14,7 +14,7 @@ visible side, whatever its statistics say about the size of the firm. `{visible}
 is the access statement, formatted in by the caller; parameters are listed per
 statement. Every scan of the edge and sight tables names the viewer's firm as a
 parameter (a constant by the time PostgreSQL plans it), so it reads the firm's
-partition only (migration 0020; tests/test_partitions.py).
+partition only (migration 0020; tests/contracts/test_partitions.py).
 
 On a host that grants through django-guardian the SIGHT_ statements at the end
 answer the same reads from the rows of graph_memory_sight that the viewer's
