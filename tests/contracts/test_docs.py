@@ -102,3 +102,26 @@ def test_the_readme_links_to_pages_and_headings_that_exist() -> None:
             headings = re.findall(r"^#+ (.+)$", text, flags=re.M)
             named = set(re.findall(r'<a id="([^"]+)"></a>', text))  # an anchor set by hand inside a section
             assert anchor in {slugify(h.replace("`", ""), "-") for h in headings} | named, f"{path}#{anchor}"
+
+
+def test_every_test_path_the_repository_names_exists() -> None:
+    """A test file or folder named in a page, the Makefile, a benchmark or a comment is there: moving a
+    test (tests/ mirrors graph_memory/'s folders) means moving what points at it."""
+    sources = [
+        ROOT / "README.md",
+        ROOT / "Makefile",
+        ROOT / "pyproject.toml",
+        *DOCS.glob("*.md"),
+        *DOCS.glob("*.py"),
+        *(ROOT / "bench").glob("*.py"),
+        *(ROOT / "demo").glob("*.py"),
+        *(ROOT / "graph_memory").rglob("*.py"),
+        *(ROOT / "tests").rglob("*.py"),
+    ]
+    named = {
+        (source.relative_to(ROOT).as_posix(), match[0])
+        for source in sources
+        for match in re.finditer(r"(?<![\w/.])tests/(?:\w+/)*\w+(?:\.py|/)", source.read_text())
+    }
+    assert len(named) > 100
+    assert {(source, path) for source, path in named if not (ROOT / path).exists()} == set()
