@@ -13,6 +13,7 @@ from graph_memory import conf, services
 from graph_memory.api.errors import ERROR_CODES
 from graph_memory.models import Node
 from tests.api_support import C014, NOT_FOUND, World, build_world, node, set_throttle_rate
+from tests.cast import demo_cast
 from tests.conftest import Personas
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +64,8 @@ def test_no_token_and_bad_tokens_are_401(world: World) -> None:
 
 def test_hidden_unknown_and_malformed_ids_are_one_answer(world: World, personas: Personas) -> None:
     services.graph_rebuild_firm(firm_id=personas.firm.pk)
-    hidden = node("client", "Northwind Holdings, Inc.").pk  # bob may open no Northwind client case
+    cast = demo_cast(world.users)
+    hidden = node("client", "Northwind Holdings, Inc.").pk  # the outsider (bob) may open no Northwind client case
     other_firm = Node.objects.filter(firm=personas.firm).first().pk
     ids = [
         hidden,
@@ -79,7 +81,7 @@ def test_hidden_unknown_and_malformed_ids_are_one_answer(world: World, personas:
         str(hidden).upper() + "0",
     ]
     answers = set()
-    for persona in ("bob", "stranger"):
+    for persona in (cast.outsider.username, cast.other_firm_admin.username):
         for node_id in ids:
             for tail in ("neighbors/", "brief/", "neighbors/?limit=5&kind=case", "brief/?limit=1"):
                 answers.add(fingerprint(world.get(persona, f"/api/memory/nodes/{node_id}/{tail}")))

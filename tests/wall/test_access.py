@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 
 from graph_memory.wall import access
 from practice.models import Case, CaseTeamMember
+from tests.cast import Cast, stranger
 from tests.conftest import Personas
 from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, FirmFactory, UserFactory
 
@@ -17,14 +18,14 @@ def visible_keys(user) -> set[str]:
     return set(access.visible_cases(user).values_list("key", flat=True))
 
 
-def test_each_persona_against_one_case(personas: Personas) -> None:
-    p = personas
-    key = p.case.key
-    assert key in visible_keys(p.owner)
-    assert key in visible_keys(p.teammate)
-    assert key in visible_keys(p.firm_admin)
-    assert key not in visible_keys(p.outsider)
-    assert key not in visible_keys(p.other_firm_admin)
+def test_each_place_of_the_cast_against_its_case(cast: Cast) -> None:
+    """Run for each cast (the personas' firm, the demo firm's users): the places mean the same in both."""
+    key = cast.case.key
+    assert key in visible_keys(cast.owner)
+    assert key in visible_keys(cast.teammate)
+    assert key in visible_keys(cast.firm_admin)
+    assert key not in visible_keys(cast.outsider)
+    assert key not in visible_keys(cast.other_firm_admin)
 
 
 def test_hidden_and_missing_cases_raise_the_same_error(personas: Personas) -> None:
@@ -115,8 +116,7 @@ DEMO_VISIBILITY = {
 def test_demo_firm_visibility(demo_users) -> None:
     for username, expected in DEMO_VISIBILITY.items():
         assert visible_keys(demo_users[username]) == expected, username
-    stranger = UserFactory(firm=FirmFactory(slug="stranger-llp"), username="stranger", role="admin")
-    assert visible_keys(stranger) == set()
+    assert visible_keys(stranger()) == set()
 
 
 def test_cases_with_a_team_can_be_deleted_and_their_permissions_go(personas: Personas) -> None:
