@@ -1,7 +1,8 @@
 """The memory layer's public functions for app code: `from graph_memory import services`.
 
-Every read takes the viewer and starts from `graph_memory.wall.access`; writes
-(rebuilds, summaries, stale marks) never reason about viewers.
+Every read takes the viewer and starts from the viewer's scope (`graph_memory.wall.scope`);
+writes (rebuilds, summaries, stale marks) never reason about viewers. The API, MCP and
+admin reach the viewer's reads through this module only (tests/contracts/test_imports.py).
 """
 
 from __future__ import annotations
@@ -67,3 +68,21 @@ from graph_memory.consent.exclusions import MemoryExcluded as MemoryExcluded
 from graph_memory.consent.exclusions import case_excluded as case_excluded
 from graph_memory.consent.service import memory_exclude as memory_exclude
 from graph_memory.consent.service import memory_include as memory_include
+
+# isort: split
+# The wall's answer for anything hidden or absent, the same for both.
+from graph_memory.wall.access import NotFound as NotFound
+
+# isort: split
+# What the assistant opens and files (graph_memory/viewer/): the memory index, a cited source, a note.
+from graph_memory.viewer.memory_index import MemoryIndex as MemoryIndex
+from graph_memory.viewer.memory_index import memory_index as memory_index
+from graph_memory.viewer.notes import IDEMPOTENCY_HEADER as IDEMPOTENCY_HEADER
+from graph_memory.viewer.notes import IDEMPOTENCY_KEY_MAX_CHARS as IDEMPOTENCY_KEY_MAX_CHARS
+from graph_memory.viewer.notes import ORIGIN_ID_MAX_CHARS as ORIGIN_ID_MAX_CHARS
+from graph_memory.viewer.notes import ORIGIN_MAX_MESSAGES as ORIGIN_MAX_MESSAGES
+from graph_memory.viewer.notes import NoteInvalid as NoteInvalid
+from graph_memory.viewer.notes import NoteRateLimited as NoteRateLimited
+from graph_memory.viewer.notes import note_file as note_file
+from graph_memory.viewer.sources import source_get as source_get
+from graph_memory.wall.writeback.guard import NoteCrossesWall as NoteCrossesWall

@@ -54,7 +54,7 @@ from graph_memory.summaries.writers import ExtractiveWriter
 from graph_memory.viewer.memory_index import memory_index
 from graph_memory.viewer.notes import note_file
 from graph_memory.viewer.sources import source_get
-from graph_memory.wall import access, sight
+from graph_memory.wall import access, reads, scope, sight
 from tests.wall_world import BASES, FILLER_WORD, FIRST_NAMES, Built, NodeKey, Oracle, WorldSpec, worlds
 
 # A host's builder: the rows of one world, made with its own models (inside the example's transaction).
@@ -429,6 +429,7 @@ def run_proof(
     monkeypatch.setattr(MemoryApi, "throttle_classes", [])
     PROBES.clear()
     EXAMPLES.clear()
+    statements = _record_statements(monkeypatch)
     started = time.monotonic()
 
     @hypothesis_settings(
@@ -463,7 +464,35 @@ def run_proof(
     with capsys.disabled():  # shown with or without -s (`make proof` runs without it)
         print(f"\n{report}")
     assert EXAMPLES["examples"] >= 1 and total > 0 and EXAMPLES["served rows"] > 0
+    # Every statement of every declared read ran under the probes (the sighted ones where the host's grants
+    # have a sight): a read the proof never reaches would be a read the proof does not prove.
+    declared = {(read.name, kind) for read in reads.READS for kind in _KINDS if getattr(read, kind) is not None}
+    unproved = sorted(key for key in declared - set(statements) if key[1] != "sighted" or sight.enabled())
+    with capsys.disabled():
+        print(f"declared reads' statements run: {len(declared) - len(unproved)} of {len(declared)}, {sum(statements.values())} times")
+    assert unproved == [], f"declared reads the wall proof never ran: {unproved}"
     return report
+
+
+_KINDS = ("whole_firm", "walled", "sighted")
+
+
+def _record_statements(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], int]:
+    """Counts, per (read, kind of statement), the statements `scope` builds while the proof runs."""
+    ran: dict[tuple[str, str], int] = {}
+    templates = {
+        id(getattr(read, kind)): (read.name, kind) for read in reads.READS for kind in _KINDS if getattr(read, kind)
+    }
+    build = scope.sql
+
+    def counted(template: str, /, **names: Any) -> Any:
+        key = templates.get(id(template))
+        if key is not None:
+            ran[key] = ran.get(key, 0) + 1
+        return build(template, **names)
+
+    monkeypatch.setattr(scope, "sql", counted)
+    return ran
 
 
 def figures() -> dict[str, int]:

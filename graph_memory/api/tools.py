@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graph_memory import conf
+from graph_memory import conf, services
 from graph_memory.adapter import get_adapter
 from graph_memory.models import Node
-from graph_memory.viewer import notes
 
 DISCIPLINE = (
     "Everything returned is orientation compiled from the firm's own records for the signed-in user, not "
@@ -185,7 +184,7 @@ def _case_id() -> dict[str, Any]:
 
 def _note_body() -> dict[str, Any]:
     """The JSON body of file_note, as the endpoint validates it (views_memory.CaseNoteFileApi.InputSerializer)."""
-    origin_id = {"type": "string", "maxLength": notes.ORIGIN_ID_MAX_CHARS}
+    origin_id = {"type": "string", "maxLength": services.ORIGIN_ID_MAX_CHARS}
     return {
         "type": "object",
         "properties": {
@@ -211,7 +210,7 @@ def _note_body() -> dict[str, Any]:
                     "message_ids": {
                         "type": "array",
                         "items": origin_id,
-                        "maxItems": notes.ORIGIN_MAX_MESSAGES,
+                        "maxItems": services.ORIGIN_MAX_MESSAGES,
                         "description": "The ids of the messages the note keeps.",
                     },
                 },

@@ -25,18 +25,18 @@ from graph_memory.api.serializers import (
 )
 from graph_memory.api.views import ERRORS, ORIENTATION, MemoryApi
 from graph_memory.consent.exclusions import MemoryExcluded
-from graph_memory.viewer.memory_index import memory_index
-from graph_memory.viewer.notes import (
+from graph_memory.services import (
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEY_MAX_CHARS,
     ORIGIN_ID_MAX_CHARS,
     ORIGIN_MAX_MESSAGES,
+    NoteCrossesWall,
     NoteInvalid,
     NoteRateLimited,
+    memory_index,
     note_file,
+    source_get,
 )
-from graph_memory.viewer.sources import source_get
-from graph_memory.wall.writeback.guard import NoteCrossesWall
 
 NOT_SUPPORTED = {501: OpenApiResponse(ErrorOutputSerializer, description="The host's system does not offer this.")}
 CROSSES_WALL = {

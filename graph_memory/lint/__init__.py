@@ -4,7 +4,7 @@ Each check (statements.py, freshness.py, mapping.py, notes.py, instructions.py) 
 number of queries, whatever its size (notes.py: a fixed number per case whose summary cites
 a note), and returns `Finding`s; nothing here calls a model or writes a summary, a map row or a host record. `lint_firm`
 stores the findings as the firm's one lint run, replacing the previous one.
-Admin enqueues the mechanical fixes (admin_lint.py).
+Admin enqueues the mechanical fixes (graph_memory/admin/lint.py).
 """
 
 from __future__ import annotations

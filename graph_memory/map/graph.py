@@ -3,7 +3,7 @@
 Four node kinds (lawyer, case, client, counterparty) and three edge kinds
 (lawyer works_on case, case for_client client, case against counterparty);
 every edge belongs to one case. Nothing here reasons about viewers: the reads
-that do live in `selectors.py`.
+that do live in `viewer/selectors.py`.
 
 Every row's id is a UUID derived from what it stands for, keyed with this
 installation's secret (an HMAC-SHA256, see `ID_KEY_TABLE`), so the same host
@@ -32,6 +32,7 @@ from graph_memory.adapter import case_firm_attname, case_model, firm_model, get_
 from graph_memory.map.names import name_keys
 from graph_memory.models import Edge, Node
 from graph_memory.plumbing import locks
+from graph_memory.plumbing.stmt import Stmt, sql
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +62,8 @@ def edge_uuid(*, case_id: int, kind: str, source_id: uuid.UUID, target_id: uuid.
 
 def _keyed_uuid(name: str) -> uuid.UUID:
     with connection.cursor() as cursor:
-        cursor.execute(f"WITH {_ID_PADS_CTE} SELECT {_uuid_sql('d.h')} FROM (SELECT {_digest_sql('%s')} AS h OFFSET 0) d", [name])
-        row = cursor.fetchone()
+        statement = f"WITH {_ID_PADS_CTE} SELECT {_uuid_sql('d.h')} FROM (SELECT {_digest_sql('%(name)s')} AS h OFFSET 0) d"
+        row = sql(statement, name=name).execute(cursor).fetchone()
     if row is None or row[0] is None:
         raise RuntimeError(f"no id key in {ID_KEY_TABLE}: run `manage.py migrate graph_memory`")
     return row[0]
@@ -149,12 +150,12 @@ _EDGE_NAME = "'edge:' || we.case_id || ':' || we.kind || ':' || we.source_id || 
 # target_id), where an edge's ends are the nodes already stored (a rebuild
 # stores missing nodes before it adds edges). Ids are computed only for rows
 # being inserted, so a rebuild with nothing to do hashes nothing. `we` names the
-# firm as a constant (its last parameter), so the node lookups read that firm's
+# firm as a constant (`%(firm)s`), so the node lookups read that firm's
 # rows only: a rebuild under `_bulk_planning` hashes whole inputs, and without it
 # would hash every firm's nodes (issue 28). Statements joining `wn` or the edge
 # table to the stored rows name the firm too, for the same reason.
 _WANTED_SQL = f"""
-WITH {_ID_PADS_CTE.replace("{", "{{").replace("}", "}}")},
+WITH {_ID_PADS_CTE},
 heads AS MATERIALIZED ({{heads}}), team AS MATERIALIZED ({{team}}), parties AS MATERIALIZED ({{parties}}),
 wn AS (
     SELECT DISTINCT firm_id, kind, ref_id, left(label, {_LABEL_MAX}) AS label FROM (
@@ -179,7 +180,7 @@ we AS (
     SELECT r.firm_id, r.case_id, r.kind, s.id AS source_id, t.id AS target_id FROM we_refs r
     JOIN {N} s ON s.firm_id = r.firm_id AND s.kind = r.skind AND s.ref_id = r.sref
     JOIN {N} t ON t.firm_id = r.firm_id AND t.kind = r.tkind AND t.ref_id = r.tref
-    WHERE r.firm_id = %s
+    WHERE r.firm_id = %(firm)s
 )
 """
 _SAME_EDGE = "e.case_id = we.case_id AND e.kind = we.kind AND e.source_id = we.source_id AND e.target_id = we.target_id"
@@ -196,21 +197,22 @@ def _no_edge(firm: str) -> str:
 
 
 _NO_EDGE = _no_edge("n.firm_id")
+# Every node of the firm that no edge touches.
+_ORPHANS = f"DELETE FROM {N} n WHERE n.firm_id = %(firm)s AND {_NO_EDGE}"
 
 
-def _wanted(*, firm_id: int, case_id: int | None) -> tuple[str, list[Any]]:
-    """The WITH clause defining wn and we for the firm, or for one case of it, and its parameters."""
+def _wanted(*, firm_id: int, case_id: int | None) -> dict[str, Any]:
+    """What a statement starting with `{wanted}` (the WITH clause defining wn and we for the firm, or for one
+    case of it) needs: `wanted` itself, the host's querysets it reads, and `firm`."""
     scope = {"firm_id": None if case_id is not None else firm_id, "case_id": case_id}
     adapter = get_adapter()
-    parts, params = {}, []
-    for name, queryset in (
-        ("heads", adapter.graph_case_headers(**scope)),
-        ("team", adapter.graph_team_links(**scope)),
-        ("parties", adapter.graph_counterparty_links(**scope)),
-    ):
-        parts[name], part_params = queryset_sql(queryset)
-        params += part_params
-    return _WANTED_SQL.format(**parts), [*params, firm_id]
+    return {
+        "wanted": _WANTED_SQL,
+        "heads": Stmt(*queryset_sql(adapter.graph_case_headers(**scope))),
+        "team": Stmt(*queryset_sql(adapter.graph_team_links(**scope))),
+        "parties": Stmt(*queryset_sql(adapter.graph_counterparty_links(**scope))),
+        "firm": firm_id,
+    }
 
 
 def _keys(kind: str, label: str) -> tuple[str, str]:
@@ -221,20 +223,19 @@ def _keys(kind: str, label: str) -> tuple[str, str]:
 _NODE_NAME = "'node:' || w.firm_id || ':' || w.kind || ':' || w.ref_id"
 
 
-def _write_nodes(cursor: Any, with_sql: str, with_params: list[Any], firm_id: int, changes: GraphChanges) -> int:
+def _write_nodes(cursor: Any, wanted: dict[str, Any], changes: GraphChanges) -> int:
     """Insert the wanted nodes that are missing and relabel those whose label or keys differ; returns how many are wanted.
 
     The name keys come from `names.py` (Python), so the wanted labels are read
     back beside the stored ones and only the differences go back, as one JSON
     parameter (PostgreSQL parses it far faster than psycopg quotes arrays).
     """
-    cursor.execute(
-        f"{with_sql} SELECT wn.firm_id, wn.kind, wn.ref_id, wn.label, n.id, n.label, n.name_key, n.party_key "
+    rows = sql(
+        "{wanted} SELECT wn.firm_id, wn.kind, wn.ref_id, wn.label, n.id, n.label, n.name_key, n.party_key "
         f"FROM wn LEFT JOIN {N} n ON n.firm_id = wn.firm_id AND n.kind = wn.kind AND n.ref_id = wn.ref_id "
-        "WHERE wn.firm_id = %s",
-        [*with_params, firm_id],
-    )
-    rows = cursor.fetchall()
+        "WHERE wn.firm_id = %(firm)s",
+        **wanted,
+    ).execute(cursor).fetchall()
     new: list[list[Any]] = []
     changed: list[list[Any]] = []
     for firm_id, kind, ref_id, label, node_id, old_label, old_name_key, old_party_key in rows:
@@ -244,21 +245,22 @@ def _write_nodes(cursor: Any, with_sql: str, with_params: list[Any], firm_id: in
         elif (label, name_key, party) != (old_label, old_name_key, old_party_key):
             changed.append([str(node_id), label, name_key, party])
     if new:
-        cursor.execute(
+        sql(
             f"WITH {_ID_PADS_CTE} INSERT INTO {N} (id, firm_id, kind, ref_id, label, name_key, party_key) "
             f"SELECT {_uuid_sql('w.h')}, w.firm_id, w.kind, w.ref_id, w.label, w.name_key, w.party_key FROM ("
-            f"SELECT w.*, {_digest_sql(_NODE_NAME)} AS h FROM json_to_recordset(%s::json) "
+            f"SELECT w.*, {_digest_sql(_NODE_NAME)} AS h FROM json_to_recordset(%(rows)s::json) "
             "AS w(firm_id bigint, kind text, ref_id bigint, label text, name_key text, party_key text) OFFSET 0) w",
-            [json.dumps([dict(zip(_NODE_COLUMNS, row, strict=True)) for row in new])],
-        )
+            rows=json.dumps([dict(zip(_NODE_COLUMNS, row, strict=True)) for row in new]),
+        ).execute(cursor)
         changes.nodes_added = cursor.rowcount
     if changed:
-        cursor.execute(
+        sql(
             f"UPDATE {N} n SET label = w.label, name_key = w.name_key, party_key = w.party_key "
-            "FROM json_to_recordset(%s::json) AS w(id uuid, label text, name_key text, party_key text) "
-            "WHERE n.id = w.id AND n.firm_id = %s",
-            [json.dumps([dict(zip(("id", "label", "name_key", "party_key"), row, strict=True)) for row in changed]), firm_id],
-        )
+            "FROM json_to_recordset(%(rows)s::json) AS w(id uuid, label text, name_key text, party_key text) "
+            "WHERE n.id = w.id AND n.firm_id = %(firm)s",
+            rows=json.dumps([dict(zip(("id", "label", "name_key", "party_key"), row, strict=True)) for row in changed]),
+            firm=wanted["firm"],
+        ).execute(cursor)
         changes.nodes_updated = cursor.rowcount
     return len(rows)
 
@@ -276,38 +278,36 @@ def _apply(*, firm_id: int, case_id: int | None) -> GraphChanges:
     finishes the job.
     """
     changes = GraphChanges()
-    with_sql, with_params = _wanted(firm_id=firm_id, case_id=case_id)
+    wanted = {**_wanted(firm_id=firm_id, case_id=case_id), "case": case_id}
     # The firm always: the edge table is partitioned by it (migration 0020), so a case's edges are in its partition.
-    edge_scope = "e.firm_id = %s AND e.case_id = %s" if case_id is not None else "e.firm_id = %s"
-    scope_params = [firm_id, case_id] if case_id is not None else [firm_id]
+    wanted["edges"] = "e.firm_id = %(firm)s AND e.case_id = %(case)s" if case_id is not None else "e.firm_id = %(firm)s"
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"{with_sql} DELETE FROM {E} e WHERE {edge_scope} AND NOT EXISTS (SELECT 1 FROM we WHERE {_SAME_EDGE}) "
+        sql(
+            f"{{wanted}} DELETE FROM {E} e WHERE {{edges}} AND NOT EXISTS (SELECT 1 FROM we WHERE {_SAME_EDGE}) "
             "RETURNING e.source_id, e.target_id",
-            [*with_params, *scope_params],
-        )
+            **wanted,
+        ).execute(cursor)
         freed = sorted({node for row in cursor.fetchall() for node in row})
         changes.edges_removed = cursor.rowcount
-        wanted_nodes = _write_nodes(cursor, with_sql, with_params, firm_id, changes)
+        wanted_nodes = _write_nodes(cursor, wanted, changes)
         # No ON CONFLICT: the firm's lock and the NOT EXISTS leave nothing to conflict with.
-        cursor.execute(
-            f"{with_sql} INSERT INTO {E} (id, firm_id, case_id, kind, source_id, target_id) "
+        sql(
+            f"{{wanted}} INSERT INTO {E} (id, firm_id, case_id, kind, source_id, target_id) "
             f"SELECT {_uuid_sql('d.h')}, d.firm_id, d.case_id, d.kind, d.source_id, d.target_id FROM ("
             f"SELECT we.*, {_digest_sql(_EDGE_NAME)} AS h FROM we "
             f"WHERE NOT EXISTS (SELECT 1 FROM {E} e WHERE e.firm_id = we.firm_id AND {_SAME_EDGE}) OFFSET 0) d",
-            with_params,
-        )
+            **wanted,
+        ).execute(cursor)
         changes.edges_added = cursor.rowcount
         # The firm's edges are now the wanted ones, and every wanted node has an
         # edge: a node without one is not wanted.
         if case_id is None:
-            cursor.execute(f"DELETE FROM {N} n WHERE n.firm_id = %s AND {_NO_EDGE}", [firm_id])
-            changes.nodes_removed = cursor.rowcount
+            changes.nodes_removed = sql(_ORPHANS, firm=firm_id).execute(cursor).rowcount
         elif freed:
             # Only nodes this case let go of can have become orphans.
-            cursor.execute(f"DELETE FROM {N} n WHERE n.id = ANY(%s::uuid[]) AND n.firm_id = %s AND {_NO_EDGE}", [freed, firm_id])
-            changes.nodes_removed = cursor.rowcount
-        cursor.execute(f"SELECT count(*) FROM {E} e WHERE {edge_scope}", scope_params)
+            statement = f"DELETE FROM {N} n WHERE n.id = ANY(%(freed)s::uuid[]) AND n.firm_id = %(firm)s AND {_NO_EDGE}"
+            changes.nodes_removed = sql(statement, freed=freed, firm=firm_id).execute(cursor).rowcount
+        sql(f"SELECT count(*) FROM {E} e WHERE {{edges}}", **wanted).execute(cursor)
         changes.unchanged = wanted_nodes - changes.nodes_added - changes.nodes_updated + cursor.fetchone()[0] - changes.edges_added
     return changes
 
@@ -330,14 +330,14 @@ def _bulk_planning() -> Iterator[None]:
         cursor.execute("SELECT " + ", ".join(f"current_setting('{name}')" for name in settings))
         previous = dict(zip(settings, cursor.fetchone(), strict=True))
         for name, value in settings.items():
-            cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+            sql("SELECT set_config(%(name)s, %(value)s, true)", name=name, value=value).execute(cursor)
     # Not in a `finally`: after an error the transaction is aborted, a statement here would
     # replace that error with "current transaction is aborted", and the rollback of the
     # rebuild's atomic block undoes these set_config(..., true) anyway.
     yield
     with connection.cursor() as cursor:
         for name, value in previous.items():
-            cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+            sql("SELECT set_config(%(name)s, %(value)s, true)", name=name, value=value).execute(cursor)
 
 
 def graph_rebuild_firm(*, firm_id: int) -> GraphChanges:
@@ -383,8 +383,7 @@ def graph_sync_case(*, case_id: int) -> GraphChanges:
 def _remove_orphans(*, firm_id: int) -> GraphChanges:
     """Delete every node of the firm that no edge touches (after a case was deleted and its edges cascaded)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"DELETE FROM {N} n WHERE n.firm_id = %s AND {_NO_EDGE}", [firm_id])
-        return GraphChanges(nodes_removed=cursor.rowcount)
+        return GraphChanges(nodes_removed=sql(_ORPHANS, firm=firm_id).execute(cursor).rowcount)
 
 
 def graph_refresh_label(*, kind: str, ref_id: int) -> int:
@@ -393,14 +392,14 @@ def graph_refresh_label(*, kind: str, ref_id: int) -> int:
     if label is None:
         return 0
     label = label[:_LABEL_MAX]
-    keys = [label, *_keys(kind, label)]
+    name_key, party_key = _keys(kind, label)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {N} SET label = %s, name_key = %s, party_key = %s WHERE kind = %s AND ref_id = %s "
-            "AND (label, name_key, party_key) IS DISTINCT FROM (%s, %s, %s)",
-            [*keys, kind, ref_id, *keys],
-        )
-        return cursor.rowcount
+        return sql(
+            f"UPDATE {N} SET label = %(label)s, name_key = %(name_key)s, party_key = %(party_key)s "
+            "WHERE kind = %(kind)s AND ref_id = %(ref_id)s "
+            "AND (label, name_key, party_key) IS DISTINCT FROM (%(label)s, %(name_key)s, %(party_key)s)",
+            label=label, name_key=name_key, party_key=party_key, kind=kind, ref_id=ref_id,
+        ).execute(cursor).rowcount
 
 
 def graph_firms(*, slugs: Iterable[str] | None = None) -> list[tuple[int, str]]:
@@ -433,7 +432,7 @@ _STORED_EDGES = f"""
 se AS (
     SELECT e.id, e.case_id, e.kind, s.kind AS skind, s.ref_id AS sref, t.kind AS tkind, t.ref_id AS tref
     FROM {E} e LEFT JOIN {N} s ON s.id = e.source_id AND s.firm_id = e.firm_id
-    LEFT JOIN {N} t ON t.id = e.target_id AND t.firm_id = e.firm_id WHERE e.firm_id = %s
+    LEFT JOIN {N} t ON t.id = e.target_id AND t.firm_id = e.firm_id WHERE e.firm_id = %(firm)s
 )
 """
 _SAME_REFS = (
@@ -451,36 +450,35 @@ def graph_drift_firm(*, firm_id: int) -> GraphDrift:
     ends by kind and host id), so a wanted edge whose end is not stored yet
     still shows as missing.
     """
-    with_sql, with_params = _wanted(firm_id=firm_id, case_id=None)
+    wanted = _wanted(firm_id=firm_id, case_id=None)
     missing, relabelled = [], []
     with transaction.atomic(), _bulk_planning(), connection.cursor() as cursor:
-        cursor.execute(
-            f"{with_sql} SELECT wn.kind, wn.ref_id, wn.label, n.id, n.label, n.name_key, n.party_key "
+        sql(
+            "{wanted} SELECT wn.kind, wn.ref_id, wn.label, n.id, n.label, n.name_key, n.party_key "
             f"FROM wn LEFT JOIN {N} n ON n.firm_id = wn.firm_id AND n.kind = wn.kind AND n.ref_id = wn.ref_id "
-            "WHERE wn.firm_id = %s ORDER BY wn.kind, wn.ref_id",
-            [*with_params, firm_id],
-        )
+            "WHERE wn.firm_id = %(firm)s ORDER BY wn.kind, wn.ref_id",
+            **wanted,
+        ).execute(cursor)
         for kind, ref_id, label, node_id, old_label, old_name_key, old_party_key in cursor.fetchall():
             if node_id is None:
                 missing.append((None, kind, ref_id, label))
             elif (label, *_keys(kind, label)) != (old_label, old_name_key, old_party_key):
                 relabelled.append((node_id, kind, ref_id, old_label, label))
-        cursor.execute(
-            f"{with_sql} SELECT n.id, n.kind, n.ref_id, n.label, {_no_edge('%s')} AS orphan FROM {N} n WHERE n.firm_id = %s "
+        nodes = sql(
+            f"{{wanted}} SELECT n.id, n.kind, n.ref_id, n.label, {_no_edge('%(firm)s')} AS orphan FROM {N} n "
+            "WHERE n.firm_id = %(firm)s "
             "AND (NOT EXISTS (SELECT 1 FROM wn WHERE wn.kind = n.kind AND wn.ref_id = n.ref_id) OR "
-            f"{_no_edge('%s')}) ORDER BY n.kind, n.ref_id",
-            [*with_params, *[firm_id] * 5],
-        )
-        nodes = cursor.fetchall()
-        cursor.execute(
-            f"{with_sql}, {_STORED_EDGES} "
+            f"{_no_edge('%(firm)s')}) ORDER BY n.kind, n.ref_id",
+            **wanted,
+        ).execute(cursor).fetchall()
+        edges = sql(
+            f"{{wanted}}, {_STORED_EDGES} "
             "SELECT NULL::uuid, r.case_id, r.kind, r.skind, r.sref, r.tkind, r.tref FROM we_refs r "
             f"WHERE NOT EXISTS (SELECT 1 FROM se WHERE {_SAME_REFS}) "
             "UNION ALL SELECT se.id, se.case_id, se.kind, se.skind, se.sref, se.tkind, se.tref FROM se "
             f"WHERE NOT EXISTS (SELECT 1 FROM we_refs r WHERE {_SAME_REFS}) ORDER BY 2, 3, 4, 5, 6, 7",
-            [*with_params, firm_id],
-        )
-        edges = cursor.fetchall()
+            **wanted,
+        ).execute(cursor).fetchall()
 
     def end(kind: str | None, ref: int | None) -> tuple[str, int] | None:
         return (kind, ref) if kind is not None and ref is not None else None

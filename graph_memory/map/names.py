@@ -61,7 +61,7 @@ def lookup_key(text: str) -> str:
     return " ".join(_tokens(text or ""))
 
 
-# Stands for the holder in a sight lookup's tsquery (walled_reads.SIGHT_LOOKUP puts each holder in its place);
+# Stands for the holder in a sight lookup's tsquery (wall/reads.py's sighted lookup puts each holder in its place);
 # no lookup key holds it (names.lookup_key keeps letters, digits and spaces).
 HOLDER_MARK = "#"
 

@@ -21,7 +21,6 @@ PostgreSQL never uses; the next run drops it and builds again.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
@@ -50,31 +49,6 @@ def exists_sql() -> str:
         f"coalesce((SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s) "
         f"AND i.indrelid = '{S}'::regclass), false)"
     )
-
-
-# Firms this process saw with an index of their own, and when (time.monotonic()): a firm admin's
-# `vector_ranking` then walks it at once, without the statement that would find out (search.py;
-# `search_cases` decides inside its one statement and needs no memory). Trusted for
-# KNOWN_FOR seconds, so an index dropped meanwhile costs at most that long on the shared index
-# (the walk's own statement still reads the catalogue to set its candidate list).
-KNOWN_FOR = 60.0
-_seen_with_index: dict[tuple[str, int], float] = {}
-
-
-def known_to_have_index(firm_id: int) -> bool:
-    """Whether this process saw the firm's own index less than KNOWN_FOR seconds ago (no query)."""
-    seen = _seen_with_index.get((connection.alias, int(firm_id)))
-    return seen is not None and time.monotonic() - seen < KNOWN_FOR
-
-
-def saw_index(firm_id: int) -> None:
-    """Note that a statement just found the firm's own index."""
-    _seen_with_index[(connection.alias, int(firm_id))] = time.monotonic()
-
-
-def forget_seen() -> None:
-    """Forget every index seen (after this process builds or drops one, and between tests)."""
-    _seen_with_index.clear()
 
 
 @dataclass
@@ -168,5 +142,4 @@ def ensure_search_indexes(*, firm_id: int | None = None, progress: Callable[[str
                 changes.failed.append(firm)
             finally:
                 locks.unlock(locks.LockKind.FIRM_INDEX, firm)
-    forget_seen()
     return changes

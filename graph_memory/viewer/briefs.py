@@ -13,18 +13,19 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.db.models import F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Greatest
 
 from graph_memory import conf
 from graph_memory.adapter import case_firm_attname, get_adapter
 from graph_memory.adapter import firm_cases as firm_cases_of
-from graph_memory.models import CaseSummary, Edge, Node
+from graph_memory.models import CaseSummary, Node
 from graph_memory.refresh.on_demand import ensure_summary
 from graph_memory.summaries import rulebook
 from graph_memory.summaries.served import served_statements
-from graph_memory.viewer.selectors import NodeRef, node_get
-from graph_memory.wall import access, sight, walled_reads
+from graph_memory.viewer.selectors import NodeRef, node_in_scope
+from graph_memory.wall import access, reads
+from graph_memory.wall.scope import Scope, scope_of, statement
 
 NO_SUMMARY = "No summary exists yet; header facts only."
 
@@ -168,22 +169,14 @@ def _text(node: NodeRef, entries: list[BriefCase], has_more: bool, notice: str) 
     return "\n\n".join(blocks)
 
 
-def _cases_of(viewer: Any, node: Node) -> QuerySet[Any]:
+def _cases_of(scope: Scope, node: Node) -> QuerySet[Any]:
     """The visible cases a brief of `node` draws on (lazy), found from the viewer's side of the wall:
-    a case node's own case (one probe); for any other node, the viewer's cases with an edge to it
-    (walled_reads), or for a firm admin (nothing is hidden from them) the node's edges."""
+    a case node's own case (one probe); for any other node, the cases of the read `CASES_OF_NODE`
+    (wall/reads.py), spliced into the brief's one query."""
     if node.kind == Node.Kind.CASE:
-        return access.visible_case(viewer, case_id=node.ref_id)
-    if access.sees_whole_firm(viewer):
-        edges = Edge.objects.filter(Q(source_id=node.pk) | Q(target_id=node.pk), firm_id=node.firm_id).values("case_id")
-        return access.visible_cases(viewer).filter(pk__in=edges)
-    visible_sql, visible_params = access.visible_case_ids_sql(viewer)
-    connected, params = walled_reads.CASES_OF_NODE, [*visible_params, node.pk, node.firm_id, node.pk, node.firm_id]
-    if sight.enabled():  # or from the sight while it is built
-        sighted = (walled_reads.SIGHT_CASES_OF_NODE, [access.viewer_firm_id(viewer), node.pk, *visible_params])
-        connected, params = sight.gated(viewer, sighted=sighted, walled=(connected, params))
-    firm_cases = firm_cases_of(access.viewer_firm_id(viewer))
-    return firm_cases.filter(access.case_ids_in(connected.format(visible=visible_sql), tuple(params)))
+        return access.visible_case(scope.viewer, case_id=node.ref_id)
+    connected = statement(scope, reads.CASES_OF_NODE, node=node.pk)
+    return firm_cases_of(scope.firm_id).filter(access.case_ids_in(connected.sql, connected.params))
 
 
 def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None, statements: bool = False) -> Brief:
@@ -201,8 +194,9 @@ def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None, statement
     case carries its summary's statements one by one too. Two queries.
     """
     limit = conf.page_size(limit)
-    node = node_get(viewer=viewer, node_id=node_id)  # NotFound unless a visible case reaches it
-    rows = _case_rows(_cases_of(viewer, node), limit, statements=statements)
+    scope = scope_of(viewer)
+    node = node_in_scope(scope, node_id=node_id)  # NotFound unless a visible case reaches it
+    rows = _case_rows(_cases_of(scope, node), limit, statements=statements)
     if not rows:
         raise access.NotFound
     notice = conf.get("NOTICE")

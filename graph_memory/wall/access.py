@@ -115,6 +115,11 @@ def _guardian_params(permissions: GuardianPermissions, viewer: Any, firm_id: int
     return (*per_branch, *(per_branch if permissions.group_model is not None else ()), firm_id)
 
 
+def is_firm_admin(viewer: Any) -> bool:
+    """The host's answer (adapter) whether this viewer, who has a firm, administers it."""
+    return bool(get_adapter().viewer_is_firm_admin(viewer))
+
+
 def sees_whole_firm(viewer: Any) -> bool:
     """Whether `viewer` may open every case of their firm (a firm admin): no case of it is hidden from them.
 
@@ -122,21 +127,27 @@ def sees_whole_firm(viewer: Any) -> bool:
     from what matches, which is as fast as it gets when nothing is hidden.
     Anyone else's reads start from the cases they may open.
     """
-    return viewer_firm_id(viewer) is not None and get_adapter().viewer_is_firm_admin(viewer)
+    return viewer_firm_id(viewer) is not None and is_firm_admin(viewer)
 
 
-def visible_case_ids_sql(viewer: Any) -> tuple[str, tuple[Any, ...]] | None:
+def visible_case_ids_sql(
+    viewer: Any, *, firm_id: int | None = None, whole_firm: bool | None = None
+) -> tuple[str, tuple[Any, ...]] | None:
     """The ids of the cases `viewer` may open, as SQL and parameters to embed in a statement
     (one column); None when the viewer may open nothing. The only definition of the wall:
     `visible_cases` is built on it. For anyone but a firm admin it starts from the viewer's
-    grants (or the host's member ids), so its cost follows what they may open."""
-    firm_id = viewer_firm_id(viewer)
+    grants (or the host's member ids), so its cost follows what they may open.
+
+    `firm_id` and `whole_firm`, when the caller has asked them already (`scope.scope_of`),
+    are not asked again."""
+    firm_id = viewer_firm_id(viewer) if firm_id is None else firm_id
     if firm_id is None:
         return None
     adapter = get_adapter()
     meta = case_model()._meta
     q = connection.ops.quote_name
-    if adapter.viewer_is_firm_admin(viewer):
+    whole_firm = is_firm_admin(viewer) if whole_firm is None else whole_firm
+    if whole_firm:
         return f"SELECT c.id FROM {q(meta.db_table)} c WHERE c.{q(case_firm_column())} = %s", (firm_id,)
     permissions = adapter.guardian_permissions()
     if permissions is not None:

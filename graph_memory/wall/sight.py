@@ -39,6 +39,7 @@ from graph_memory import conf
 from graph_memory.adapter import case_firm_column, case_model, get_adapter
 from graph_memory.models import Edge, Node, Sight, SightCase, SightState
 from graph_memory.plumbing import locks
+from graph_memory.plumbing.stmt import Stmt
 from graph_memory.wall import access, triggers
 from graph_memory.wall.triggers import Trigger, TriggerSet
 
@@ -416,37 +417,36 @@ def holders_sql(viewer: Any) -> str:
     return sql
 
 
-def answer(
-    viewer: Any, *, sighted: tuple[str, list[Any]], walled: tuple[str, list[Any]], columns: int, visible_sql: str
-) -> tuple[list[tuple], list[str]]:
+def answer(*, sighted: Stmt, walled: Stmt, columns: int) -> tuple[list[tuple], list[str]]:
     """The rows (and column names) of `sighted` while the sight is built: one statement.
     Otherwise those of `walled`, a second statement, and the build is queued (`build_later`).
 
     `sighted` is `columns` wide; its statement carries one more row, all NULL but a last column
-    that says whether the sight was built, so an empty answer says it too.
+    that says whether the sight was built, so an empty answer says it too. (`scope.rows` calls it.)
     """
-    sql = (
+    gate = Stmt(
         f"WITH gm_fresh AS MATERIALIZED ({FRESH}) "
-        f"SELECT sighted.*, NULL::boolean AS gm_current FROM ({sighted[0]}) sighted WHERE (SELECT ok FROM gm_fresh) "
-        f"UNION ALL SELECT {', '.join(['NULL'] * columns)}, (SELECT ok FROM gm_fresh)"
+        f"SELECT sighted.*, NULL::boolean AS gm_current FROM ({sighted.sql}) sighted WHERE (SELECT ok FROM gm_fresh) "
+        f"UNION ALL SELECT {', '.join(['NULL'] * columns)}, (SELECT ok FROM gm_fresh)",
+        sighted.params,
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql.format(visible=visible_sql, holders=holders_sql(viewer)), sighted[1])
+        cursor.execute(gate.sql, gate.params)
         rows = cursor.fetchall()
         if rows[-1][-1]:
             return [row[:-1] for row in rows[:-1]], [c.name for c in cursor.description[:-1]]
-        cursor.execute(walled[0].format(visible=visible_sql), walled[1])
+        cursor.execute(walled.sql, walled.params)
         rows, names = cursor.fetchall(), [c.name for c in cursor.description]
     build_later()
     return rows, names
 
 
-def gated(viewer: Any, *, sighted: tuple[str, list[Any]], walled: tuple[str, list[Any]]) -> tuple[str, list[Any]]:
+def gated(*, sighted: Stmt, walled: Stmt) -> Stmt:
     """One statement for use inside another: `sighted` while the sight is built, else `walled` (the one
-    not taken is never executed: a one-time filter). `{holders}` is formatted in; `{visible}` is left."""
-    sql = (
+    not taken is never executed: a one-time filter). (`scope.statement` calls it.)"""
+    return Stmt(
         f"WITH gm_fresh AS MATERIALIZED ({FRESH}) "
-        f"SELECT sighted.* FROM ({sighted[0].replace('{holders}', holders_sql(viewer))}) sighted WHERE (SELECT ok FROM gm_fresh) "
-        f"UNION ALL SELECT walled.* FROM ({walled[0]}) walled WHERE NOT (SELECT ok FROM gm_fresh)"
+        f"SELECT sighted.* FROM ({sighted.sql}) sighted WHERE (SELECT ok FROM gm_fresh) "
+        f"UNION ALL SELECT walled.* FROM ({walled.sql}) walled WHERE NOT (SELECT ok FROM gm_fresh)",
+        (*sighted.params, *walled.params),
     )
-    return sql, [*sighted[1], *walled[1]]

@@ -125,3 +125,18 @@ def test_every_test_path_the_repository_names_exists() -> None:
     }
     assert len(named) > 100
     assert {(source, path) for source, path in named if not (ROOT / path).exists()} == set()
+
+
+def test_the_house_names_folders_and_files_that_exist() -> None:
+    """docs/architecture.md draws the house: every folder and file of graph_memory/ it names exists, and every
+    folder of graph_memory/ (but migrations, management, templates) is in its drawing."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    package = ROOT / "graph_memory"
+    named = set(re.findall(r"\b([a-z_]+/)(?=[ `)(,]|$)", text, re.M)) | set(re.findall(r"graph_memory/([\w/]+\.py)", text))
+    missing = sorted(
+        name for name in named
+        if not (package / name).exists() and not (ROOT / name).exists() and not any(package.glob(f"*/{name}"))
+    )  # fmt: skip
+    assert missing == []
+    folders = {p.name + "/" for p in package.iterdir() if p.is_dir() and not p.name.startswith("__")}
+    assert folders - {"migrations/", "management/", "templates/"} <= named

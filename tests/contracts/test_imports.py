@@ -139,6 +139,12 @@ LAYERS = [
         ("graph_memory.api", "graph_memory.admin"),
         (),
     ),
+    (
+        "the faces (the API with MCP, Django admin) reach a viewer's reads through services only",
+        ("graph_memory.api", "graph_memory.admin"),
+        ("graph_memory.viewer",),
+        (),
+    ),
 ]
 
 
@@ -191,9 +197,9 @@ def test_reads_take_the_viewer_and_what_is_built_never_does() -> None:
     wrong = []
     for module, path in sorted(modules.items()):
         for function in _public_functions(module, path):
-            takes = "viewer" in _parameters(function)
+            takes = bool({"viewer", "scope"} & set(_parameters(function)))
             if _inside(module, ("graph_memory.viewer",)) and not takes:
-                wrong.append(f"{module}.{function.name} is a read without `viewer=`")
+                wrong.append(f"{module}.{function.name} is a read without `viewer=` (or the `scope` decided from one)")
             if _inside(module, LAYERS[0][1]) and takes:
                 wrong.append(f"{module}.{function.name} takes a viewer, but what the memory builds never asks who looks")
     assert wrong == [], "\n".join(wrong)

@@ -242,7 +242,7 @@ def test_admin_shows_the_index_report_to_the_firms_admin_only(personas, offline)
     http.force_login(personas.firm_admin)
     page = http.get(url).content.decode()
     assert "Long Stop Date" in page and "cross-contaminated" in page and "ARTICLE 2 SALE AND PURCHASE" in page
-    # Both lists fit six columns, without the firm's for a firm admin (the house rule of tests/admin/test_polish.py).
+    # Both lists fit six columns, without the firm's for a firm admin (the house rule of the admin polish tests).
     for model in ("documentindex", "documentquery"):
         page = http.get(reverse(f"admin:graph_memory_{model}_changelist")).content.decode()
         columns = [c for c in re.findall(r'<th scope="col" class="[^"]*column-([\w-]+)', page) if c != "action-checkbox"]

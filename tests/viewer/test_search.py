@@ -345,3 +345,24 @@ def test_summary_vectors_stay_in_the_row(corpus_db) -> None:
         )
         total, toasted = cursor.fetchone()
     assert total == len(corpus.case_ids[firm.pk]) and toasted == 0
+
+
+def test_the_apis_search_and_vector_ranking_run_the_same_vector_ranking(local_memory, monkeypatch) -> None:
+    """What the benchmarks and recall tests measure (`vector_ranking`) is what the API runs: both statements are
+    built around the one `_VECTOR_RANKING` (issue 30: the tested path is the production path)."""
+    alice = local_memory["alice"]
+    built: list[str] = []
+    build = search.sql
+
+    def recording(template: str, /, **names):
+        if search._VECTOR_RANKING in template or names.get("vector_ranking") is search._VECTOR_RANKING:
+            built.append(template)
+        return build(template, **names)
+
+    monkeypatch.setattr(search, "sql", recording)
+    response = api(alice).get("/api/memory/search/", {"q": "rent increase disagreement with the landlord"})
+    assert response.status_code == 200 and response.json()["mode"] == "hybrid"
+    assert len(built) == 1
+    vector = embeddings.LocalEmbedder().embed(["rent increase disagreement with the landlord"]).vectors[0]
+    search.vector_ranking(viewer=alice, vector=vector, model=embeddings.LocalEmbedder.model, depth=5)
+    assert len(built) == 2

@@ -66,7 +66,6 @@ def big_firm(django_db_setup, django_db_blocker):  # -> Iterator[dict[str, Any]]
         finally:
             transaction.set_rollback(True)
             outer.__exit__(None, None, None)
-            firm_indexes.forget_seen()
 
 
 def _statements(call: Callable[[], Any]) -> list[tuple[str, Any]]:
@@ -177,7 +176,6 @@ def test_a_firm_admins_search_is_one_statement_that_lists_no_case_ids(
     query = None if path == "words only" else _query(big_firm)
     model = "other:model" if path.startswith("walk short") else search_support.MODEL
     embedder = None if query is None else search_support.FixedEmbedder(query, model=model)
-    firm_indexes.forget_seen()  # whether or not this process has seen the firm's index
     with django_assert_num_queries(1):
         result = services.search_cases(viewer=admin, q="lease", limit=10, embedder=embedder)
     assert result.results and {h.case_id for h in result.results} <= set(big_firm["corpus"].case_ids[firm.pk].tolist())

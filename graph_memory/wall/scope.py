@@ -1,0 +1,114 @@
+"""A viewer's scope, decided once per read, and the one place a read forks on it.
+
+- `Scope`: who is asking, in which firm, whether they see the whole firm (a
+  firm admin), the statement of the cases they may open (`access`) and whether
+  their reads may answer from the sight. Built by `scope_of(viewer)`, once.
+- `Read`: one read's statements side by side: a firm admin's (from what
+  matches: nothing of the firm is hidden from them), a walled one (from the
+  viewer's cases, so hidden rows cost nothing), and optionally a sighted one
+  (from the viewer's rows of the sight, while the triggers keep it current).
+- `rows(scope, read, **names)`: runs the one that fits the scope. It owns the
+  fork, the sight's freshness gate and the rebuild queued after a stale answer.
+
+Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
+(their firm's id) and, in a sighted statement, `{holders}` (the viewer and
+their groups, the sight's keys): `rows()` supplies them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+
+from graph_memory.plumbing.stmt import Stmt, sql
+from graph_memory.wall import access, sight
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the wall decided about one viewer for one read."""
+
+    viewer: Any
+    firm_id: int | None  # None: not a viewer of any firm (anonymous, inactive, no firm)
+    whole_firm: bool  # a firm admin: no case of the firm is hidden from them
+    visible: Stmt | None  # the ids of the cases they may open, one column; None: no case at all
+    sighted: bool  # a lawyer on a host whose grants the sight keeps: their reads may answer from it
+
+    @property
+    def empty(self) -> bool:
+        return self.visible is None
+
+    def holders(self) -> Stmt:
+        """The viewer's keys in the sight: themselves and their groups (no parameters)."""
+        return Stmt(sight.holders_sql(self.viewer))
+
+
+def scope_of(viewer: Any) -> Scope:
+    """The viewer's scope: each of the wall's inputs asked once."""
+    firm_id = access.viewer_firm_id(viewer)
+    if firm_id is None:
+        return Scope(viewer=viewer, firm_id=None, whole_firm=False, visible=None, sighted=False)
+    whole_firm = access.is_firm_admin(viewer)
+    visible = access.visible_case_ids_sql(viewer, firm_id=firm_id, whole_firm=whole_firm)
+    return Scope(
+        viewer=viewer,
+        firm_id=firm_id,
+        whole_firm=whole_firm,
+        visible=None if visible is None else Stmt(*visible),
+        sighted=not whole_firm and sight.enabled(),
+    )
+
+
+@dataclass(frozen=True)
+class Read:
+    """A read's statements, one per kind of viewer, each a template for `sql()` returning `columns` columns."""
+
+    name: str
+    columns: int
+    whole_firm: str  # a firm admin's: from what matches, the wall probed per row (nothing is hidden)
+    walled: str  # anyone else's: from the cases they may open (`{visible}`)
+    sighted: str | None = None  # anyone else's from their rows of the sight (`{holders}`), while it is current
+
+
+def statement(scope: Scope, read: Read, **names: Any) -> Stmt:
+    """The statement of `read` for this scope, for use inside another (a brief's query): a firm admin's, or
+    for anyone else the sighted one while the sight is current and the walled one otherwise, chosen by the
+    statement itself (a one-time filter: the other is never run)."""
+    if scope.visible is None:
+        raise ValueError("a scope with no visible case has no statement; ask scope.empty first")
+    given = {"firm": scope.firm_id, "visible": scope.visible, **names}
+    if scope.whole_firm:
+        return sql(read.whole_firm, **given)
+    walled = sql(read.walled, **given)
+    if read.sighted is None or not scope.sighted:
+        return walled
+    sighted = sql(read.sighted, holders=scope.holders(), **given)
+    return sight.gated(sighted=sighted, walled=walled)
+
+
+def rows(scope: Scope, read: Read, **names: Any) -> list[tuple[Any, ...]]:
+    """The rows of `read` for this scope; none for a viewer who may open nothing.
+
+    One statement for a firm admin, for a walled read, and for a sighted read
+    while the sight is current. A sighted read on a sight that is not current
+    answers from the walled statement (a second statement) and queues the
+    sight's rebuild after the commit.
+    """
+    return columns_and_rows(scope, read, **names)[1]
+
+
+def columns_and_rows(scope: Scope, read: Read, **names: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """`rows`, with the names of the columns (to build model instances from them)."""
+    if scope.visible is None:
+        return [], []
+    given = {"firm": scope.firm_id, "visible": scope.visible, **names}
+    if not scope.whole_firm and read.sighted is not None and scope.sighted:
+        sighted = sql(read.sighted, holders=scope.holders(), **given)
+        rows_, columns = sight.answer(sighted=sighted, walled=sql(read.walled, **given), columns=read.columns)
+        return columns, rows_
+    stmt = sql(read.whole_firm if scope.whole_firm else read.walled, **given)
+    with connection.cursor() as cursor:
+        cursor.execute(stmt.sql, stmt.params)
+        return [c.name for c in cursor.description], cursor.fetchall()

@@ -1,0 +1,71 @@
+"""The scope and the statements it runs: `sql()` keeps every parameter beside its text, each read is declared once."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graph_memory.plumbing.stmt import Stmt, sql
+from graph_memory.wall import reads
+from graph_memory.wall.scope import Read
+
+
+def test_values_and_parts_come_out_in_the_order_the_text_names_them() -> None:
+    part = Stmt("SELECT id FROM t WHERE a = %s AND b = %s", (1, 2))
+    built = sql("WITH v AS ({part}) SELECT %(x)s, * FROM v WHERE c = %(y)s OR d = %(x)s", part=part, x="X", y="Y")
+    assert built.sql == "WITH v AS (SELECT id FROM t WHERE a = %s AND b = %s) SELECT %s, * FROM v WHERE c = %s OR d = %s"
+    assert built.params == (1, 2, "X", "Y", "X")
+
+
+def test_a_template_given_as_a_part_is_built_with_the_same_names() -> None:
+    built = sql("SELECT * FROM ({inner}) i WHERE i.firm = %(firm)s", inner="SELECT %(firm)s AS firm, {v}", firm=7,
+                v=Stmt("%s", ("v",)))  # fmt: skip
+    assert built.sql == "SELECT * FROM (SELECT %s AS firm, %s) i WHERE i.firm = %s"
+    assert built.params == (7, "v", 7)
+
+
+def test_literal_percents_stay_and_unnamed_parameters_are_refused() -> None:
+    assert sql("SELECT 'a%%' LIKE %(p)s", p="a%").sql == "SELECT 'a%%' LIKE %s"
+    with pytest.raises(ValueError, match="unnamed parameter"):
+        sql("SELECT %s", x=1)
+
+
+def test_a_missing_name_says_which() -> None:
+    with pytest.raises(KeyError, match=r"%\(firm\)s"):
+        sql("SELECT %(firm)s")
+    with pytest.raises(KeyError, match=r"\{visible\}"):
+        sql("SELECT * FROM ({visible}) v")
+    with pytest.raises(ValueError, match="contains itself"):
+        sql("{a}", a="x {a}")
+    with pytest.raises(TypeError, match="must be a Stmt or a template"):
+        sql("{a}", a=3)
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "part"]), max_size=12))
+def test_any_template_binds_each_marker_to_its_own_value(order: list[str]) -> None:
+    template = " ".join("{part}" if name == "part" else f"%({name})s" for name in order)
+    built = sql(template, a=1, b=2, c=3, part=Stmt("(%s, %s)", ("p1", "p2")))
+    expected: list[object] = []
+    for name in order:
+        expected += ["p1", "p2"] if name == "part" else [{"a": 1, "b": 2, "c": 3}[name]]
+    assert built.params == tuple(expected)
+    assert built.sql.count("%s") == len(expected)
+
+
+def test_every_read_declares_a_firm_admins_and_a_walled_statement_that_build() -> None:
+    """Each read builds with the names its declaration lists; the sighted statement where there is one."""
+    names = {
+        "firm": 1, "visible": Stmt("SELECT 1"), "holders": Stmt("SELECT 1"), "node": "n", "kind": None, "fetch": 2,
+        "prefix": "a%", "pattern": "%a%", "firm_words": "q", "holder_words": "q", "found": Stmt("SELECT NULL::uuid"),
+        "key": "k", "words": [], "candidates": 3, "variants": [], "readings": [], "word_ids": [], "few": 4,
+    }  # fmt: skip
+    assert {read.name for read in reads.READS} == {"node", "walk", "lookup", "cases_of_node", "conflicts"}
+    for read in reads.READS:
+        assert isinstance(read, Read) and read.whole_firm and read.walled, read.name
+        for template in filter(None, (read.whole_firm, read.walled, read.sighted)):
+            built = sql(template, **names)
+            assert "{" not in re.sub(r"'[^']*'", "", built.sql), read.name  # every part spliced in
+            assert built.sql.count("%s") == len(built.params), read.name
