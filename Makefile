@@ -7,7 +7,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 LOCAL_EMBEDDINGS ?= 1
 RUN_STAMP := $(VENV)/.installed-run-embeddings-$(LOCAL_EMBEDDINGS)
 
-.PHONY: test hosts demo bench bench-scale proof lint docs docs-settings migrations clean dbstop model-check
+.PHONY: test hosts demo screenshots bench bench-scale proof lint docs docs-settings migrations clean dbstop model-check
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
@@ -54,6 +54,11 @@ docs-settings: $(DEV_STAMP)
 
 demo: $(RUN_STAMP)
 	$(BIN)/python demo/run.py
+
+# Every admin page of the demo as dana, drawn by headless Chromium into .run/screenshots/ (kept out of git)
+# for a person to look through (demo/screenshots.py); not part of `make test`. Needs Chromium installed.
+screenshots: $(DEV_STAMP)
+	$(BIN)/python demo/screenshots.py
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py

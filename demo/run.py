@@ -2,7 +2,7 @@
 
 Migrates, imports the demo firm, gives its acquisition case a long document (a
 generated 390-page share purchase agreement), builds the connection map and the
-summaries, asks the long document about its escrow-release clause (the verbatim
+summaries, runs the lint once, asks the long document about its escrow-release clause (the verbatim
 quote and its page), starts the server on 127.0.0.1:8000, then shows what the API answers to the
 same questions for alice, bob and dana, so the wall is visible in the first
 minute. Ctrl-C stops the server.
@@ -64,6 +64,7 @@ def prepare() -> dict[str, str]:
     from rest_framework.authtoken.models import Token
 
     from graph_memory import services
+    from graph_memory.lint import counts_words
     from graph_memory.summaries.writers import get_writer
     from practice.importer import import_firm
     from practice.models import Case
@@ -103,6 +104,10 @@ def prepare() -> dict[str, str]:
         f"{run.tokens_used} model tokens" + (" (it calls no model)" if writer == "extractive" else "")
         + (f"; error: {run.error}" if run.error else "")
     )
+    # Once per demo run, so that admin's lint pages and the health page have a run to show.
+    step("Lint (the weekly check, run now)")
+    lint = services.lint_firm(firm_id=firm.pk, trigger="command")
+    done(counts_words(lint.counts) if lint.status == "done" else f"failed: {lint.error}")
     ask_long_document(firm)
     return {name: Token.objects.get_or_create(user=User.objects.get(username=name))[0].key for name in PERSONAS}
 

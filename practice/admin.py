@@ -6,11 +6,14 @@ choice list and autocomplete offers only their firm's rows.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
 
-from graph_memory.admin.display import time_column
+from graph_memory.admin.display import fact_table, time_column
 from graph_memory.admin.scoping import FirmScopedAdmin, FirmScopedInline
 from practice.models import (
     Case,
@@ -95,9 +98,32 @@ class DocumentAdmin(CaseRecordAdmin):
     list_display = ["title", "case", "status", "created_local"]
     list_filter = ["status", "case"]
     search_fields = [*CaseRecordAdmin.search_fields, "title"]
-    # Extracted text is the host's; a comma-separated array widget would
-    # split pages at every comma, so it is shown, not edited.
-    readonly_fields = ["pages"]
+    # Extracted text is the host's; a comma-separated array widget would split pages at every comma,
+    # so it is shown, not edited: one page at a time (`?page=N`), a 390-page document being 700 KB of text.
+    readonly_fields = ["page_view"]
+    exclude = ["pages"]
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
+        document = super().get_object(request, object_id, from_field)
+        raw = request.GET.get("page", "1")
+        document._shown_page = int(raw) if raw.isdigit() else 1
+        return document
+
+    @admin.display(description="pages")
+    def page_view(self, document: Document) -> str:
+        pages = document.pages or []
+        if not pages:
+            return "No text extracted yet."
+        shown = min(max(getattr(document, "_shown_page", 1), 1), len(pages))
+        steps = [("first", 1), ("previous", shown - 1), ("next", shown + 1), ("last", len(pages))]
+        links = format_html_join(
+            " · ", '<a href="?page={}">{}</a>', ((n, word) for word, n in steps if 1 <= n <= len(pages) and n != shown)
+        )
+        return format_html(
+            '<p class="gm-page-nav">Page <strong>{}</strong> of {} {}</p>'
+            '<div class="gm-page" style="white-space: pre-wrap; max-width: 60em">{}</div>',
+            shown, len(pages), format_html("({})", links) if links else "", pages[shown - 1],
+        )  # fmt: skip
 
 
 @admin.register(Draft)
@@ -132,9 +158,18 @@ class NoteAdmin(CaseRecordAdmin):
     def assistant_filed(self, note: Note) -> bool:
         return note.assistant_filed
 
+    exclude = ["origin"]
+
+    @admin.display(description="filed from")
+    def origin_table(self, note: Note) -> str:
+        # The conversation and messages an assistant-filed note came from; nothing for notes people wrote.
+        return fact_table(note.origin or {}) if note.origin else "written by a person"
+
     def get_readonly_fields(self, request: HttpRequest, obj: Note | None = None) -> list[str]:
         # An assistant-filed note is a raw source, kept as filed: a correction is a new note.
-        fields = [*super().get_readonly_fields(request, obj), "origin"]
+        fields = [*super().get_readonly_fields(request, obj), "origin_table"]
         if obj is not None and obj.assistant_filed:
-            fields += [f.name for f in Note._meta.concrete_fields if f.name not in fields and not f.primary_key]
+            fields += [
+                f.name for f in Note._meta.concrete_fields if f.name not in (*fields, "origin") and not f.primary_key
+            ]
         return fields

@@ -20,7 +20,20 @@ from graph_memory import services
 from graph_memory.adapter import firm_model, get_adapter
 from graph_memory.admin.consent import MemoryExclusionAdmin as MemoryExclusionAdmin  # memory consent (issue 31)
 from graph_memory.admin.consent import exclude_from_memory
-from graph_memory.admin.display import log_admin_action, source_list, time_column, verification_table
+from graph_memory.admin.display import (
+    ATTEMPT_WORDS,
+    attempt_table,
+    case_labels,
+    counted,
+    fact_table,
+    log_admin_action,
+    operator_details,
+    source_list,
+    time_column,
+    trigger_words,
+    verification_table,
+    worded_filter,
+)
 from graph_memory.admin.documents import DocumentIndexAdmin as DocumentIndexAdmin  # long documents' pages
 from graph_memory.admin.health import health_view
 from graph_memory.admin.ledger import AccessChangeAdmin as AccessChangeAdmin  # registers the access ledger's pages
@@ -44,6 +57,7 @@ class NodeAdmin(DerivedAdmin):
     list_filter = ["kind", "firm"]
     list_select_related = ["firm"]
     search_fields = ["label", "name_key"]
+    operator_fields = ("ref_id",)  # the host record's primary key: the label names it
 
 
 @admin.register(Edge)
@@ -81,7 +95,7 @@ class CaseSearchMixin:
 class CaseSummaryAdmin(CaseSearchMixin, DerivedAdmin):
     written_at_local = time_column("written_at", "written")
     stale_since_local = time_column("stale_since", "stale since")
-    last_attempt_at_local = time_column("last_attempt_at", "last attempt")
+    last_attempt_at_local = time_column("last_attempt_at", "last attempt at")
     next_attempt_after_local = time_column("next_attempt_after", "next attempt after")
     # What fits a 1400 px screen; writer, model and generation are on the change page.
     list_display = ["case", "stale", "attempts", "written_at_local", "embedding_present", "firm"]
@@ -107,13 +121,19 @@ class CaseSummaryAdmin(CaseSearchMixin, DerivedAdmin):
         ("Freshness", {"fields": ["stale", "stale_since_local", "generation"]}),
         (
             "Failures",
-            {"fields": ["attempts", "last_error", "last_attempt_at_local", "next_attempt_after_local", "last_attempt"]},
+            {
+                "fields": [
+                    "attempts", "last_error", "last_attempt_at_local", "next_attempt_after_local",
+                    "last_attempt_report", "last_attempt_raw",
+                ]
+            },
         ),
         ("Verification", {"fields": ["verification_report", "cited_records"]}),
         ("Search", {"fields": ["embedding_present", "embedding_model"]}),
         ("Version history", {"fields": ["version_history"]}),
     ]
     readonly_fields = [name for _, options in fieldsets for name in options["fields"]]
+    operator_fields = ("last_attempt_raw",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         # The vector is never loaded here: "present or not" is all a page shows.
@@ -141,6 +161,14 @@ class CaseSummaryAdmin(CaseSearchMixin, DerivedAdmin):
     @admin.display(description="verification report")
     def verification_report(self, obj: CaseSummary) -> str:
         return verification_table(obj.verification)
+
+    @admin.display(description="last attempt")
+    def last_attempt_report(self, obj: CaseSummary) -> str:
+        return attempt_table(obj.last_attempt or {})
+
+    @admin.display(description="last attempt, as stored")
+    def last_attempt_raw(self, obj: CaseSummary) -> str:
+        return operator_details(obj.last_attempt)
 
     @admin.display(description="records cited")
     def cited_records(self, obj: CaseSummary) -> str:
@@ -187,7 +215,8 @@ class CaseSummaryAdmin(CaseSearchMixin, DerivedAdmin):
         summaries = list(queryset.select_related("case", "firm"))
         services.mark_stale(case_ids=[summary.case_id for summary in summaries])
         log_admin_action(request, summaries, "Marked stale from admin: the next nightly run rewrites it.")
-        self.message_user(request, f"Marked {len(summaries)} case summaries stale.", messages.SUCCESS)
+        done = counted(len(summaries), "case summary", "case summaries")
+        self.message_user(request, f"Marked {done} stale.", messages.SUCCESS)
 
     @admin.action(description="Regenerate now")
     def regenerate_now(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
@@ -214,7 +243,7 @@ class CaseSummaryAdmin(CaseSearchMixin, DerivedAdmin):
                 log_admin_action(request, [summary], "Regenerated now from admin.")
                 done += 1
         if done:
-            self.message_user(request, f"Regenerated {done} case summaries.", messages.SUCCESS)
+            self.message_user(request, f"Regenerated {counted(done, 'case summary', 'case summaries')}.", messages.SUCCESS)
 
     @admin.action(description="Rebuild the connection map for the firm")
     def rebuild_graph(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
@@ -265,23 +294,41 @@ class AICallAdmin(DerivedAdmin):
     list_filter = ["purpose", "outcome", "writer", "request_mode", "tokens_estimated", "firm"]
     list_select_related = ["case", "firm"]
     date_hierarchy = "created_at"
-    readonly_fields = ["created_at_local"]
+    fields = ["created_at_local", "firm", "case", "purpose", "outcome", "writer", "model", "request_mode", "tokens",
+              "latency_ms", "error", "server_error", "report_table", "report_raw"]  # fmt: skip
+    readonly_fields = fields
+    operator_fields = ("report_raw",)
 
     @admin.display(description="tokens in / out")
     def tokens(self, obj: AICall) -> str:
         return f"{obj.tokens_in} / {obj.tokens_out}" + (" (estimated)" if obj.tokens_estimated else "")
+
+    @admin.display(description="verification counts")
+    def report_table(self, obj: AICall) -> str:
+        return fact_table(obj.report or {}, labels=ATTEMPT_WORDS)
+
+    @admin.display(description="verification counts, as stored")
+    def report_raw(self, obj: AICall) -> str:
+        return operator_details(obj.report)
 
 
 @admin.register(RefreshRun)
 class RefreshRunAdmin(DerivedAdmin):
     started_at_local = time_column("started_at", "started")
     finished_at_local = time_column("finished_at", "finished")
+    lease_until_local = time_column("lease_until", "lease until")
     # Claimed, skipped, embedded and the finish are on the change page.
-    list_display = ["started_at_local", "trigger", "status", "rewritten", "failed", "tokens_used", "firm"]
-    list_filter = ["status", "trigger", "firm"]
+    list_display = ["started_at_local", "trigger_label", "status", "rewritten", "failed", "tokens_used", "firm"]
+    list_filter = ["status", worded_filter("trigger", "started by", trigger_words), "firm"]
     list_select_related = ["firm"]
     date_hierarchy = "started_at"
-    readonly_fields = ["started_at_local", "finished_at_local"]
+    fields = ["firm", "trigger_label", "status", "started_at_local", "finished_at_local", "claimed", "rewritten",
+              "failed", "skipped", "embedded", "tokens_used", "error", "lease_until_local"]  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description="started by", ordering="trigger")
+    def trigger_label(self, obj: RefreshRun) -> str:
+        return trigger_words(obj.trigger)
 
 
 @admin.register(NoteRefusal)
@@ -290,8 +337,29 @@ class NoteRefusalAdmin(DerivedAdmin):
     The note itself is not kept (it carries the other case's facts)."""
 
     created_at_local = time_column("created_at", "at")
-    list_display = ["created_at_local", "case", "filer", "kinds", "source_case_ids", "matches", "firm"]
+    list_display = ["created_at_local", "case", "filer", "kind_list", "source_cases", "matches", "firm"]
     list_filter = ["firm"]
     list_select_related = ["case", "filer", "firm"]
     date_hierarchy = "created_at"
-    readonly_fields = ["created_at_local"]
+    fields = ["created_at_local", "firm", "case", "filer", "kind_list", "source_cases", "matches"]
+    readonly_fields = fields
+
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        # The other cases' names for the page's rows in one query, not one per row.
+        changelist = super().get_changelist_instance(request)
+        rows = list(changelist.result_list)
+        names = case_labels({c for row in rows for c in row.source_case_ids}, firm_ids={row.firm_id for row in rows})
+        for row in rows:
+            row._gm_case_names = names
+        return changelist
+
+    @admin.display(description="kinds of fact")
+    def kind_list(self, obj: NoteRefusal) -> str:
+        return ", ".join(kind.replace("_", " ") for kind in obj.kinds) or "—"
+
+    @admin.display(description="from the cases")
+    def source_cases(self, obj: NoteRefusal) -> str:
+        names = getattr(obj, "_gm_case_names", None)
+        if names is None:
+            names = case_labels(obj.source_case_ids, firm_ids=[obj.firm_id])
+        return "; ".join(names.get(c, "[deleted case]") for c in obj.source_case_ids) or "—"

@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from graph_memory.adapter import NotSupported
-from graph_memory.admin.display import log_admin_action, time_column
+from graph_memory.admin.display import counted, log_admin_action, time_column
 from graph_memory.admin.scoping import DerivedAdmin
 from graph_memory.consent.service import memory_exclude, memory_include
 from graph_memory.models import MemoryExclusion, Node
@@ -52,8 +52,8 @@ def exclude_from_memory(modeladmin: Any, request: HttpRequest, queryset: QuerySe
         log_admin_action(request, [node], f"Excluded from the memory: {reason}")
         modeladmin.message_user(
             request,
-            f"{node.label}: excluded from the memory ({len(change.case_ids)} case(s), "
-            f"{sum(change.deleted.values())} derived row(s) deleted).",
+            f"{node.label}: excluded from the memory ({counted(len(change.case_ids), 'case', 'cases')}, "
+            f"{counted(sum(change.deleted.values()), 'derived row', 'derived rows')} deleted).",
             messages.SUCCESS,
         )
     return None
@@ -69,6 +69,8 @@ class MemoryExclusionAdmin(DerivedAdmin):
     list_filter = ["kind", "firm"]
     list_select_related = ["excluded_by", "firm"]
     actions = ["include_in_memory"]
+    fields = ["kind", "label", "reason", "excluded_by", "excluded_at_local"]
+    readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         # The map's label of the case or client, from the same firm: one query for the page.
@@ -89,6 +91,7 @@ class MemoryExclusionAdmin(DerivedAdmin):
             log_admin_action(request, [exclusion], "Included again in the memory.")
             self.message_user(
                 request,
-                f"{self.label(exclusion)}: included again; {len(change.case_ids)} case(s) will be rewritten by the next refresh.",
+                f"{self.label(exclusion)}: included again; "
+                f"{counted(len(change.case_ids), 'case', 'cases')} will be rewritten by the next refresh.",
                 messages.SUCCESS,
             )

@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from graph_memory.admin.display import log_admin_action, time_column
+from graph_memory.admin.display import counted, fact_value, log_admin_action, time_column, worded_filter
 from graph_memory.admin.scoping import DerivedAdmin
 from graph_memory.documents.routing import mark_documents_stale
 from graph_memory.models import DocumentIndex, DocumentQuery
@@ -28,6 +28,12 @@ REASONS = {
     "empty": "empty",
 }
 
+ROUTERS = {
+    "model": "the model",
+    "offline": "offline (the index's terms)",
+    "offline after model error": "offline, after a model error",
+}
+
 
 @admin.register(DocumentIndex)
 class DocumentIndexAdmin(DerivedAdmin):
@@ -37,9 +43,12 @@ class DocumentIndexAdmin(DerivedAdmin):
     list_filter = ["builder", "stale", "firm"]
     list_select_related = ["case", "firm"]
     search_fields = ["document_key", "title"]
+    stale_since_local = time_column("stale_since", "stale since")
+    next_attempt_after_local = time_column("next_attempt_after", "next attempt after")
     fields = ["case", "document_key", "title", "page_count", "builder", "model", "built_at_local", "stale",
-              "stale_since", "generation", "attempts", "last_error", "term_report", "section_list"]  # fmt: skip
-    readonly_fields = ["built_at_local", "term_report", "section_list"]
+              "stale_since_local", "generation", "attempts", "last_error", "next_attempt_after_local", "term_report",
+              "section_list"]  # fmt: skip
+    readonly_fields = fields
     actions = ["flag_for_rebuild"]
 
     @admin.display(description="terms kept / proposed")
@@ -65,11 +74,11 @@ class DocumentIndexAdmin(DerivedAdmin):
 
     @admin.display(description="sections")
     def section_list(self, obj: DocumentIndex) -> Any:
-        rows = ((s.get("id"), s.get("title"), f"{s.get('first_page')}\u2013{s.get('last_page')}",
+        rows = ((s.get("title"), f"{s.get('first_page')}\u2013{s.get('last_page')}",
                  ", ".join(s.get("terms") or []), s.get("covers", "")) for s in obj.sections or [])  # fmt: skip
-        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
         return format_html(
-            "<table><thead><tr><th>id</th><th>title</th><th>pages</th><th>verified terms</th><th>covers</th></tr>"
+            "<table><thead><tr><th>title</th><th>pages</th><th>verified terms</th><th>covers</th></tr>"
             "</thead><tbody>{}</tbody></table>", body,
         )  # fmt: skip
 
@@ -78,7 +87,8 @@ class DocumentIndexAdmin(DerivedAdmin):
         rows = list(queryset.values_list("case_id", "document_key"))
         mark_documents_stale(documents=rows)
         log_admin_action(request, queryset, "Flagged the document index for rebuild.")
-        self.message_user(request, f"{len(rows)} document index(es) flagged for the nightly rebuild.", messages.SUCCESS)
+        flagged = counted(len(rows), "document index", "document indexes")
+        self.message_user(request, f"Flagged {flagged} for the nightly rebuild.", messages.SUCCESS)
 
 
 @admin.register(DocumentQuery)
@@ -86,10 +96,36 @@ class DocumentQueryAdmin(DerivedAdmin):
     created_at_local = time_column("created_at", "at")
     # Six columns; router, tokens and the error are on the change page.
     list_display = ["created_at_local", "case", "viewer", "outcome", "quotes", "latency_ms", "firm"]
-    list_filter = ["outcome", "router", "streamed", "firm"]
+    list_filter = ["outcome", worded_filter("router", "routed by", lambda r: ROUTERS.get(r, r)), "streamed", "firm"]
     list_select_related = ["case", "viewer", "firm"]
     date_hierarchy = "created_at"
-    readonly_fields = ["created_at_local"]
+    fields = ["created_at_local", "case", "viewer", "outcome", "router_label", "document_list", "section_list",
+              "quotes", "streamed", "tokens", "latency_ms", "error"]  # fmt: skip
+    readonly_fields = fields
+
+    @admin.display(description="routed by", ordering="router")
+    def router_label(self, obj: DocumentQuery) -> str:
+        return ROUTERS.get(obj.router, obj.router or "—")
+
+    @admin.display(description="documents")
+    def document_list(self, obj: DocumentQuery) -> str:
+        return fact_value(obj.documents)
+
+    @admin.display(description="sections routed to")
+    def section_list(self, obj: DocumentQuery) -> str:
+        # A section id ("<document>#<section>") named by its index: the section's title and pages.
+        keys = {s.partition("#")[0] for s in obj.sections or []}
+        named = {
+            f"{index.document_key}#{s.get('id')}": f"{index.title or index.document_key}: {s.get('title')} "
+            f"(pages {s.get('first_page')}\u2013{s.get('last_page')})"
+            for index in DocumentIndex.objects.filter(case_id=obj.case_id, document_key__in=keys)
+            for s in index.sections or []
+        }
+        return fact_value([named.get(s, s) for s in obj.sections or []])
+
+    @admin.display(description="tokens in / out")
+    def tokens(self, obj: DocumentQuery) -> str:
+        return f"{obj.tokens_in} / {obj.tokens_out}"
 
     @admin.display(description="quotes served / rejected")
     def quotes(self, obj: DocumentQuery) -> str:

@@ -22,6 +22,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from graph_memory.adapter import case_firm_attname, case_model, firm_cases, get_adapter
+from graph_memory.admin.display import case_labels, trigger_words
 from graph_memory.admin.lint import lint_health
 from graph_memory.admin.scoping import admin_firms
 from graph_memory.ledger import served_ledger
@@ -115,6 +116,10 @@ def missed_changes(*, firm_id: int, since: dt.datetime, operator: bool) -> dict[
         unattributed=Count("pk", filter=Q(firm_id__isnull=True) & open_),
     )
     latest = list(MissedChange.objects.filter(scope, open_).order_by("-created_at", "-id")[:MISSED_SHOWN])
+    if latest:  # the cases by name, not their ids (one query)
+        names = case_labels({c for change in latest for c in change.case_ids}, firm_ids={firm_id})
+        for change in latest:
+            change.case_names = [names.get(c, "another firm's case" if operator else "[deleted case]") for c in change.case_ids]
     return {**counts, "latest": latest}
 
 
@@ -259,6 +264,12 @@ def case_picker(model_admin: Any) -> tuple[dict[str, Any], Any]:
     return widget.build_attrs(widget.attrs, {"id": "gm-case", "required": True}), widget.media
 
 
+def _worded(runs: list[RefreshRun]) -> list[RefreshRun]:
+    for run in runs:
+        run.trigger_words = trigger_words(run.trigger)
+    return runs
+
+
 def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
     """/admin/graph_memory/casesummary/health/: `?firm=<slug>` (operators) and `?case=<id>`."""
     firms = list(admin_firms(request.user))
@@ -293,8 +304,8 @@ def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
         "firms": [(get_adapter().firm_slug(f), f) for f in firms] if request.user.is_superuser else [],
         "firm_slug": get_adapter().firm_slug(firm),
         "counts": summary_counts(firm_id=firm.pk),
-        "runs": last_run_per_night(firm_id=firm.pk, tz=tz, since=since),
-        "abandoned": abandoned_runs(firm_id=firm.pk, since=since),
+        "runs": _worded(last_run_per_night(firm_id=firm.pk, tz=tz, since=since)),
+        "abandoned": _worded(abandoned_runs(firm_id=firm.pk, since=since)),
         "missed": missed_changes(firm_id=firm.pk, since=since, operator=request.user.is_superuser),
         "chart": bar_chart(tokens_per_night(firm_id=firm.pk, tz=tz, days=days, since=since)),
         "nights": NIGHTS,

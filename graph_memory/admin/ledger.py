@@ -1,6 +1,6 @@
 """The access ledger in Django admin: its rows, and the two point-in-time questions, with CSV.
 
-Firm-scoped like every page here (`admin_scoping`): a firm admin sees their
+Firm-scoped like every page here (`admin/scoping.py`): a firm admin sees their
 firm's rows only, asks about their firm's cases and users only, and a CSV
 holds exactly what the page would show. Rows are never added, changed or
 deleted by hand (the table refuses it too).
@@ -23,7 +23,7 @@ from graph_memory.admin.display import time_column
 from graph_memory.admin.scoping import DerivedAdmin, admin_firms
 from graph_memory.ledger import history, report
 from graph_memory.models import AccessChange
-from graph_memory.plumbing.display import firm_timezone
+from graph_memory.plumbing.display import firm_timezone, page_time
 
 
 def _csv(name: str, text: str) -> HttpResponse:
@@ -42,6 +42,14 @@ class AccessChangeAdmin(DerivedAdmin):
     list_filter = ["kind", "granted", "reason"]
     date_hierarchy = "at"
     actions = ["export_csv"]
+    fields = ["at_local", "kind", "granted_words", "reason", "case_label", "viewer_label", "group_label"]
+    readonly_fields = fields
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
+        # Its case, user and group by name on its page (a few queries), as on the list.
+        change = super().get_object(request, object_id, from_field)
+        change._gm_labels = report.change_labels([change]).get(change.firm_id or 0, report.Labels())
+        return change
 
     def get_changelist_instance(self, request: HttpRequest) -> Any:
         # Labels for the page's rows in a few queries, not a few per row.
@@ -51,6 +59,10 @@ class AccessChangeAdmin(DerivedAdmin):
         for row in rows:
             row._gm_labels = names.get(row.firm_id or 0, report.Labels())
         return changelist
+
+    @admin.display(description="granted or ended")
+    def granted_words(self, obj: AccessChange) -> str:
+        return "granted: holds from this time" if obj.granted else "ended at this time"
 
     @admin.display(description="case")
     def case_label(self, obj: AccessChange) -> str:
@@ -118,9 +130,9 @@ def question_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
     if answer is not None:
         with timezone.override(tz):
             names = report.answer_labels(answer, firm_id=firm.pk, by=by)
-            rows = report.answer_rows(answer, names=names, by=by)
             if request.GET.get("csv"):
-                return _csv("memory-access", report.to_csv(report.ANSWER_HEADER, rows))
+                return _csv("memory-access", report.to_csv(report.ANSWER_HEADER, report.answer_rows(answer, names=names, by=by)))
+            rows = report.answer_rows(answer, names=names, by=by, time=page_time)
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,

@@ -14,15 +14,19 @@ case-visibility rule: a firm admin may open every case of their firm
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.contrib import admin
 from django.contrib.admin.utils import NotRelationField, get_fields_from_path
 from django.core.exceptions import FieldDoesNotExist
-from django.db.models import QuerySet
+from django.db.models import DateTimeField, QuerySet
 from django.http import Http404, HttpRequest
-from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
+from django.utils.decorators import sync_and_async_middleware
 
 from graph_memory import conf
 from graph_memory.adapter import firm_model, get_adapter
@@ -45,6 +49,46 @@ def admin_firms(user: Any) -> QuerySet[Any]:
         return Firm.objects.all()
     firm_id = admin_firm_id(user)
     return Firm.objects.filter(pk=firm_id) if firm_id is not None else Firm.objects.none()
+
+
+def _in_admin(request: HttpRequest) -> bool:
+    try:
+        return request.path.startswith(reverse("admin:index"))
+    except NoReverseMatch:  # no admin site in this project
+        return False
+
+
+def admin_time_zone(request: HttpRequest) -> dt.tzinfo | None:
+    """The zone of every time on this admin request's pages: a firm admin's firm's; None for operators (UTC,
+    the site's zone; the health and access pages then show the firm they chose in its own) and outside admin."""
+    firm_id = admin_firm_id(request.user) if _in_admin(request) and not _is_superuser(request) else None
+    return firm_timezone(firm_model().objects.filter(pk=firm_id).first()) if firm_id is not None else None
+
+
+@sync_and_async_middleware
+def firm_time_zone_middleware(get_response: Callable[..., Any]) -> Callable[..., Any]:
+    """Admin requests of a firm admin run in their firm's time zone: every page (the index too) shows its
+    times in it under the header's "Times in …", and a time typed into a form is read in it. The API and
+    every other path are untouched (the API answers in UTC with an offset)."""
+    if iscoroutinefunction(get_response):
+
+        async def middleware_async(request: HttpRequest) -> Any:
+            zone = await sync_to_async(admin_time_zone)(request) if _in_admin(request) else None
+            if zone is None:
+                return await get_response(request)
+            with timezone.override(zone):
+                return await get_response(request)
+
+        return middleware_async
+
+    def middleware(request: HttpRequest) -> Any:
+        zone = admin_time_zone(request)
+        if zone is None:
+            return get_response(request)
+        with timezone.override(zone):
+            return get_response(request)
+
+    return middleware
 
 
 def _is_superuser(request: HttpRequest) -> bool:
@@ -146,32 +190,30 @@ class FirmScopedAdmin(FirmScopedMixin, admin.ModelAdmin):
     """
 
     derived_data = False
+    operator_fields: tuple[str, ...] = ()  # shown to operators only (raw JSON behind a "details" disclosure)
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         if _is_superuser(request):
             return super().has_module_permission(request)
         return admin_firm_id(request.user) is not None
 
-    def _in_firm_zone(self, request: HttpRequest, response: Any) -> Any:
-        # Django renders datetimes in the current time zone, UTC here; a firm admin reads
-        # every time in their firm's (the page header names it). Rendered now, inside the zone.
-        firm_id = admin_firm_id(request.user)
-        if _is_superuser(request) or firm_id is None or not isinstance(response, TemplateResponse):
-            return response
-        with timezone.override(firm_timezone(firm_model().objects.filter(pk=firm_id).first())):
-            return response.render()
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        # Raw stored values (a JSON field as it is) are for operators: a firm admin reads the table beside it.
+        fieldsets = super().get_fieldsets(request, obj)
+        if _is_superuser(request) or not self.operator_fields:
+            return fieldsets
+        return [
+            (name, {**options, "fields": [f for f in options["fields"] if f not in self.operator_fields]})
+            for name, options in fieldsets
+        ]
 
-    def changelist_view(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> Any:
-        return self._in_firm_zone(request, super().changelist_view(request, extra_context))
-
-    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        return self._in_firm_zone(request, super().changeform_view(request, *args, **kwargs))
-
-    def history_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        return self._in_firm_zone(request, super().history_view(request, *args, **kwargs))
-
-    def delete_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        return self._in_firm_zone(request, super().delete_view(request, *args, **kwargs))
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if field is not None and isinstance(db_field, DateTimeField):
+            # A time typed here is read in the page's zone (the firm's): the field says which.
+            zone = f"In {timezone.get_current_timezone_name()}."
+            field.help_text = f"{field.help_text} {zone}" if field.help_text else zone
+        return field
 
     def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
         # Django admin redirects to the index with "does not exist" for a

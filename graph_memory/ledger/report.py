@@ -13,7 +13,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,11 +88,16 @@ def _time(value: Any) -> str:
 ANSWER_HEADER = ["id", "name", "from", "until", "why"]
 
 
-def answer_rows(answer: Answer, *, names: Labels, by: str) -> list[list[str]]:
-    """One row per period: the viewer's (or case's) id and label, when it began and ended, and why."""
+def answer_rows(
+    answer: Answer, *, names: Labels, by: str, time: Callable[[Any], str] = _time
+) -> list[list[str]]:
+    """One row per period: the viewer's (or case's) id and label, when it began and ended, and why. Times are
+    ISO 8601 with their offset (CSV) unless `time` says otherwise (admin's page: labelled, in the firm's zone)."""
     name = names.user if by == "viewer" else names.case
     return [
-        [str(a.id), name(a.id), _time(p.start), _time(p.end), names.why(p.why)] for a in answer.rows for p in a.periods
+        [str(a.id), name(a.id), time(p.start) if p.start else "", time(p.end) if p.end else "", names.why(p.why)]
+        for a in answer.rows
+        for p in a.periods
     ]
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import ngettext
 
 from graph_memory.adapter import firm_model, get_adapter
 from graph_memory.lint import freshness, instructions, mapping, notes, statements
@@ -25,7 +26,7 @@ from graph_memory.models import LintFinding, LintRun
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CHECKS", "Finding", "last_lint_run", "lint_firm", "lint_firms"]
+__all__ = ["CHECKS", "Finding", "counts_words", "last_lint_run", "lint_firm", "lint_firms"]
 
 # Each check takes the firm id and returns its findings; the order is the order of the report.
 CHECKS: tuple[tuple[str, Callable[..., list[Finding]]], ...] = (
@@ -72,8 +73,17 @@ def lint_firm(*, firm_id: int, trigger: str = "weekly", progress: Callable[[str]
         run.save(update_fields=["counts", "status", "finished_at"])
         # The next run replaces the previous one (its findings go with it).
         LintRun.objects.filter(firm_id=firm_id).exclude(pk=run.pk).delete()
-    logger.info("lint of firm %s: %s", firm_id, run.counts)
+    logger.info("lint of firm %s: %s", firm_id, counts_words(run.counts))
     return run
+
+
+def counts_words(counts: dict[str, int]) -> str:
+    """A run's counts in words, the kinds with findings only: "5 findings: 1 party hygiene, 4 search gap"."""
+    total = sum(counts.values())
+    if not total:
+        return "no findings"
+    kinds = ", ".join(f"{counts[str(k)]} {LintFinding.Kind(k).label.lower()}" for k, _ in CHECKS if counts.get(str(k)))
+    return f"{total} {ngettext('finding', 'findings', total)}: {kinds}"
 
 
 def lint_firms(*, slugs: Iterable[str] | None = None) -> list[tuple[int, str]]:

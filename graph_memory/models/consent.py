@@ -37,4 +37,6 @@ class MemoryExclusion(models.Model):
         constraints = [models.UniqueConstraint(fields=["firm", "kind", "ref_id"], name="gm_exclusion_unique")]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} #{self.ref_id} excluded from the memory"
+        # Admin's pages annotate the map's label of the case or client (admin_consent.py); elsewhere its id.
+        named = getattr(self, "node_label", None) or f"#{self.ref_id}"
+        return f"{self.get_kind_display()} {named} excluded from the memory"

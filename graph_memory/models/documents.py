@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models
 
 from graph_memory import conf
+from graph_memory.plumbing.display import case_label, local_time
 
 
 class DocumentIndex(models.Model):
@@ -55,7 +56,7 @@ class DocumentIndex(models.Model):
         indexes = [models.Index(fields=["firm", "stale", "stale_since"], name="gm_docindex_stale")]
 
     def __str__(self) -> str:
-        return f"Index of document {self.document_key} of case {self.case_id}"
+        return f"Index of “{self.title or self.document_key}” of {case_label(self.case)}"
 
     @property
     def built(self) -> bool:
@@ -97,4 +98,5 @@ class DocumentQuery(models.Model):
         indexes = [models.Index(fields=["firm", "-created_at"], name="gm_docquery_firm")]
 
     def __str__(self) -> str:
-        return f"Question {self.pk} on case {self.case_id} ({self.outcome})"
+        asked = local_time(self.created_at, self.firm)
+        return f"Question on {case_label(self.case)} at {asked} ({self.get_outcome_display().lower()})"

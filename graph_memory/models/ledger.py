@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from graph_memory.plumbing.display import page_time
+
 
 class TransactionNow(models.Func):
     """`now()`: the transaction's start, as the triggers write it (Django's `Now` is the statement's)."""
@@ -88,4 +90,4 @@ class AccessChange(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} {'granted' if self.granted else 'ended'} at {self.at:%Y-%m-%d %H:%M}"
+        return f"{self.get_kind_display()} {'granted' if self.granted else 'ended'} at {page_time(self.at)}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from graph_memory import conf
+from graph_memory.plumbing.display import local_time
 
 
 class LintRun(models.Model):
@@ -26,7 +27,7 @@ class LintRun(models.Model):
         indexes = [models.Index(fields=["firm", "-started_at"], name="gm_lintrun_firm")]
 
     def __str__(self) -> str:
-        return f"Lint of firm {self.firm_id} at {self.started_at:%Y-%m-%d %H:%M}"
+        return f"Lint of {self.firm} at {local_time(self.started_at, self.firm)}"
 
 
 class LintFinding(models.Model):

@@ -18,6 +18,8 @@ from __future__ import annotations
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
+from graph_memory.plumbing.display import endpoint_words, page_time
+
 
 class ServedRow(models.Model):
     class Status(models.TextChoices):
@@ -57,7 +59,7 @@ class ServedRow(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.endpoint} {self.status} for viewer {self.viewer_id} at {self.at:%Y-%m-%d %H:%M:%S}"
+        return f"{endpoint_words(self.endpoint)}, answered {self.get_status_display().lower()} at {page_time(self.at)}"
 
 
 class ServedChain(models.Model):

@@ -13,6 +13,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from graph_memory import conf
+from graph_memory.plumbing.display import case_label, local_time
 
 
 class NoteRefusal(models.Model):
@@ -35,7 +36,7 @@ class NoteRefusal(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"Note refused on case {self.case_id} at {self.created_at:%Y-%m-%d %H:%M}"
+        return f"Note refused on {case_label(self.case)} at {local_time(self.created_at, self.firm)}"
 
 
 class NoteFiling(models.Model):

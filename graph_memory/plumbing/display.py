@@ -9,9 +9,11 @@ explicit offset; nothing here is used by it.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import zoneinfo
 from typing import Any
 
+from django.apps import apps
 from django.utils import timezone
 
 from graph_memory.adapter import get_adapter
@@ -44,3 +46,17 @@ def page_time(value: dt.datetime | None) -> str:
 def case_label(case: Any) -> str:
     """A case as people read it: its reference and title (the adapter decides)."""
     return get_adapter().case_label(case)
+
+
+def endpoint_words(endpoint: str) -> str:
+    """"admin:casesummary" → "admin: case summaries"; "api:SearchApi" → "API: search"; "mcp:get_brief" → "MCP: get brief"."""
+    where, _, name = endpoint.partition(":")
+    if where == "admin":
+        try:
+            name = str(apps.get_model("graph_memory", name)._meta.verbose_name_plural)
+        except LookupError:
+            name = {"health": "memory health"}.get(name, name)
+        return f"admin: {name}"
+    if where == "api":
+        return "API: " + " ".join(re.findall(r"[A-Z][a-z]*|[a-z]+", name.removesuffix("Api"))).lower()
+    return f"{where.upper()}: {name.replace('_', ' ')}" if name else endpoint

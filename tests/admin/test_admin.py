@@ -399,14 +399,15 @@ def test_health_page_costs_a_constant_number_of_queries(world: World, django_ass
     http = _login(world.dana)
     _health(http)  # warm caches (content types, session)
     # The 11th lists abandoned runs, 12 and 13 missed host changes, 14 the last lint run, 15 the case map's
-    # served-ledger row (issue 31: one INSERT).
-    with django_assert_num_queries(15):
+    # served-ledger row (issue 31: one INSERT), 16 the firm's time zone for the request (issue 32: every
+    # admin page of a firm admin runs in it, graph_memory.admin.scoping.firm_time_zone_middleware).
+    with django_assert_num_queries(16):
         assert _health(http, case=world.own_case.pk).status_code == 200
     for case in Case.objects.filter(firm=world.firm):
         for days_ago in range(1, 6):
             _derived(case, text=f"Summary {case.key} {days_ago}.", days_ago=days_ago)
     CaseFactory.create_batch(5, firm=world.firm)
-    with django_assert_num_queries(15):
+    with django_assert_num_queries(16):
         response = _health(http, case=world.own_case.pk)
     assert response.content.decode().count('class="gm-run"') == 5
 
@@ -438,7 +439,7 @@ def test_mark_stale_action(world: World) -> None:
     if not hasattr(services, "mark_stale"):
         pytest.skip("service not yet available")
     page = _act(_login(world.dana), "mark_stale", _both_summaries(world)).content.decode()
-    assert "Marked 1 case summaries stale." in page
+    assert "Marked 1 case summary stale." in page
     assert CaseSummary.objects.get(case=world.own_case).stale
     assert not CaseSummary.objects.get(case=world.other_case).stale
 
@@ -451,7 +452,7 @@ def test_regenerate_now_action(world: World, monkeypatch: pytest.MonkeyPatch) ->
     http = _login(world.dana)
     own = [CaseSummary.objects.get(case=world.own_case)]
     page = _act(http, "regenerate_now", own).content.decode()
-    assert "Regenerated 1 case summaries." in page
+    assert "Regenerated 1 case summary." in page
     assert CaseSummary.objects.get(case=world.own_case).text
 
     def fail(*, case_id: int) -> None:

@@ -10,6 +10,7 @@ from django.test import Client as HttpClient
 from django.urls import reverse
 
 from accounts.models import Firm, User
+from graph_memory.models import LintRun
 from tests.conftest import Personas
 
 pytestmark = pytest.mark.django_db
@@ -118,7 +119,7 @@ def test_the_demo_prints_one_plain_line_per_step(
     steps = [line for line in lines if line.startswith("== ")]
     assert [s.split(" (")[0] for s in steps] == [
         "== Database", "== Importing the demo firm", "== A long document on case 2026-014", "== Connection map",
-        "== Case summaries", "== Asking case 2026-014's long document as alice: \"What does the SPA say about the escrow release?\"",
+        "== Case summaries", "== Lint", "== Asking case 2026-014's long document as alice: \"What does the SPA say about the escrow release?\"",
     ]  # fmt: skip
     assert "already imported, nothing changed" in out  # the fixture imported it first
     assert "390 pages, 30 articles with numbered clauses, added as 'spa-signed', processed" in out
@@ -126,6 +127,8 @@ def test_the_demo_prints_one_plain_line_per_step(
     # Inside a test transaction the import's map sync never commits: here the rebuild adds the rows.
     assert re.search(r"\n   (already up to date: \d+ rows checked, none written|\d+ nodes and \d+ edges added, )", out)
     assert re.search(r"\d+ written, 0 failed, 0 skipped; writer extractive, 0 model tokens \(it calls no model\)", out)
+    assert re.search(r"\n   \d+ findings?: \d+ party hygiene", out)  # the lint ran once, its counts in words
+    assert LintRun.objects.filter(firm=demo_firm).count() == 1
     for noise in ("{'", "it/s", "Loading weights", "|"):
         assert noise not in out, noise
     assert "it/s" not in err and "Loading weights" not in err  # no progress bars (the memory's log lines may be)
