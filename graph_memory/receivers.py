@@ -20,6 +20,7 @@ here or after the commit, is logged and recorded with its own exception
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -78,13 +79,13 @@ def _sync_after_commit(case_ids: Iterable[int] | QuerySet[Any], *, model: type[M
     ids = list(case_ids.values_list("pk", flat=True)) if isinstance(case_ids, QuerySet) else list(case_ids)
     for case_id in ids:
         _after_commit(
-            lambda case_id=case_id: graph.graph_sync_case(case_id=case_id),
+            functools.partial(graph.graph_sync_case, case_id=case_id),
             work=MissedChange.Work.GRAPH, model=model, object_id=object_id, case_ids=[case_id],
         )  # fmt: skip
 
 
 def _connect_watch(
-    watch: Watch, act: Callable[[Any, Any], None], *, purpose: str, work: str, deletes_own_only: bool
+    watch: Watch, act: Callable[[Any, Any], object], *, purpose: str, work: str, deletes_own_only: bool
 ) -> None:
     """post_init / post_save / post_delete receivers that call `act(case_ids, instance)` when `watch` says a
     change counts; a failure (the adapter's code included) is recorded, never raised."""
@@ -93,7 +94,7 @@ def _connect_watch(
     fields = watch.fields
 
     def react(instance: Any, counts: Callable[[], bool]) -> None:
-        named = None
+        named: Any = None  # case ids, or for documents (case id, key) pairs
         try:
             if not counts():
                 return
@@ -184,7 +185,7 @@ def _connect_label(model: type[Model], kinds: tuple[str, ...], fields: tuple[str
             return
         for kind in kinds:
             _after_commit(
-                lambda kind=kind: graph.graph_refresh_label(kind=kind, ref_id=instance.pk),
+                functools.partial(graph.graph_refresh_label, kind=kind, ref_id=instance.pk),
                 work=MissedChange.Work.LABEL, model=sender, object_id=instance.pk, detail={"kind": kind},
             )  # fmt: skip
 

@@ -23,7 +23,7 @@ def _without_trailing_slash(patterns: list[Any]) -> list[URLPattern]:
         if not route.endswith("/"):
             continue
         view = pattern.callback.cls
-        unlisted = type(view.__name__, (view,), {"schema": None, "__module__": view.__module__})
+        unlisted: Any = type(view.__name__, (view,), {"schema": None, "__module__": view.__module__})
         extra.append(path(route[:-1], unlisted.as_view(**pattern.callback.view_initkwargs)))
     return extra
 

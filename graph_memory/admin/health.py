@@ -313,7 +313,7 @@ def health_view(request: HttpRequest, model_admin: Any) -> HttpResponse:
         "case_label": case_label(case) if case is not None else "",
         "picker_attrs": picker_attrs,
         "picker_media": picker_media,
-        "map": map_picture(edges, case_ref_id=case_id) if edges else None,
+        "map": map_picture(edges, case_ref_id=case_id) if edges and case_id is not None else None,
         "lint": lint_health(firm_id=firm.pk, firm_filter=request.user.is_superuser),
     }
     if case is not None and not request.user.is_superuser:

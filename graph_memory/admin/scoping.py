@@ -29,12 +29,12 @@ from django.utils import timezone
 from django.utils.decorators import sync_and_async_middleware
 
 from graph_memory import conf
-from graph_memory.adapter import firm_model, get_adapter
+from graph_memory.adapter import Viewer, firm_model, get_adapter
 from graph_memory.ledger import served_ledger
 from graph_memory.plumbing.display import firm_timezone
 
 
-def admin_firm_id(user: Any) -> int | None:
+def admin_firm_id(user: Viewer) -> int | None:
     """The firm a non-superuser may administer, or None if they may administer none."""
     adapter = get_adapter()
     if getattr(user, "is_active", False) and getattr(user, "is_staff", False) and adapter.viewer_is_firm_admin(user):
@@ -42,7 +42,7 @@ def admin_firm_id(user: Any) -> int | None:
     return None
 
 
-def admin_firms(user: Any) -> QuerySet[Any]:
+def admin_firms(user: Viewer) -> QuerySet[Any]:
     """The firms `user` may administer: all for superusers, their own for a firm admin."""
     Firm = firm_model()
     if getattr(user, "is_active", False) and getattr(user, "is_superuser", False):

@@ -75,7 +75,7 @@ class ServedRowAdmin(DerivedAdmin):
         request.GET = request.GET.copy()
         for key in _QUESTION:
             request.GET.pop(key, None)
-        request.ledger_question = question  # type: ignore[attr-defined]
+        request.ledger_question = question
         chains = ServedChain.objects.order_by("firm_id")
         firm_id = admin_firm_id(request.user)
         if not request.user.is_superuser:

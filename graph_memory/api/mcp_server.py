@@ -52,6 +52,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from graph_memory.adapter import Viewer
 from graph_memory.api import tools
 from graph_memory.api.errors import error_body
 from graph_memory.ledger import served_ledger
@@ -119,7 +120,7 @@ def _request_for(definition: dict[str, Any], arguments: dict[str, Any]) -> Any:
     return factory.generic(method, path, json.dumps(rest), content_type="application/json")
 
 
-def call_endpoint(viewer: Any, name: str, arguments: dict[str, Any]) -> tuple[int, str]:
+def call_endpoint(viewer: Viewer, name: str, arguments: dict[str, Any]) -> tuple[int, str]:
     """Carry out tool `name` for `viewer` through its endpoint's DRF view; return the status and the JSON it answers.
 
     Synchronous (ORM): call it from a worker thread. The view does all the
@@ -148,7 +149,7 @@ def call_endpoint(viewer: Any, name: str, arguments: dict[str, Any]) -> tuple[in
     return response.status_code, response.content.decode() or _json({})
 
 
-def _unviewed(viewer: Any, name: str, arguments: dict[str, Any], status: int, body: dict[str, Any]) -> tuple[int, str]:
+def _unviewed(viewer: Viewer, name: str, arguments: dict[str, Any], status: int, body: dict[str, Any]) -> tuple[int, str]:
     """An error answered before any view: its served-ledger row here (no case), or no answer (fail closed)."""
     firm_id = viewer_firm_id(viewer)
     if firm_id is not None:
@@ -167,7 +168,7 @@ def _json(body: dict[str, Any]) -> str:
     return JSONRenderer().render(body).decode()  # the bytes the API itself would send
 
 
-def _call_in_thread(load_viewer: Callable[[], Any], name: str, arguments: dict[str, Any]) -> tuple[int, str]:
+def _call_in_thread(load_viewer: Callable[[], Viewer], name: str, arguments: dict[str, Any]) -> tuple[int, str]:
     # What Django's request handler does around a request: no connection
     # outlives CONN_MAX_AGE, and a broken one is never reused.
     close_old_connections()
@@ -177,7 +178,7 @@ def _call_in_thread(load_viewer: Callable[[], Any], name: str, arguments: dict[s
         close_old_connections()
 
 
-ViewerLoader = Callable[[ServerRequestContext[Any, Any]], Callable[[], Any]]
+ViewerLoader = Callable[[ServerRequestContext[Any, Any]], Callable[[], Viewer]]
 
 
 def build_server(viewer_loader: ViewerLoader) -> Server[Any]:
@@ -221,12 +222,12 @@ def build_server(viewer_loader: ViewerLoader) -> Server[Any]:
 class MemoryUser(AuthenticatedUser):
     """The SDK's authenticated user (so its session manager ties a session to this principal), with the Django user."""
 
-    def __init__(self, user: Any, key: str) -> None:
+    def __init__(self, user: Viewer, key: str) -> None:
         super().__init__(AccessToken(token=key, client_id=f"user:{user.pk}", subject=str(user.pk), scopes=[]))
         self.django_user = user
 
 
-def _user_for_key(key: str) -> Any:
+def _user_for_key(key: str) -> Viewer | None:
     close_old_connections()
     try:
         token = Token.objects.select_related("user").filter(key=key).first()
@@ -288,7 +289,7 @@ class TokenAuthMiddleware:
         await self.app(scope, receive, send)
 
 
-def _viewer_from_request(ctx: ServerRequestContext[Any, Any]) -> Callable[[], Any]:
+def _viewer_from_request(ctx: ServerRequestContext[Any, Any]) -> Callable[[], Viewer]:
     user = getattr(ctx.request, "scope", {}).get("user")
     if not isinstance(user, MemoryUser):  # unreachable behind TokenAuthMiddleware
         raise MCPError(code=types.INVALID_REQUEST, message="Not signed in.")
@@ -390,7 +391,7 @@ def with_mcp(django_app: ASGIApp, *, path: str = "/mcp/") -> ASGIApp:
 
 
 def _stdio_viewer(user_pk: Any) -> ViewerLoader:
-    def load() -> Any:
+    def load() -> Viewer:
         # Looked up on every call: a user deactivated meanwhile gets nothing more.
         user = get_user_model().objects.filter(pk=user_pk, is_active=True).first()
         if user is None:
@@ -400,12 +401,12 @@ def _stdio_viewer(user_pk: Any) -> ViewerLoader:
     return lambda ctx: load
 
 
-async def serve_stdio(user: Any, *, stdin: Any = None, stdout: Any = None) -> None:
+async def serve_stdio(user: Viewer, *, stdin: Any = None, stdout: Any = None) -> None:
     """Serve the tools over stdio as `user` until the client closes stdin."""
     server = build_server(_stdio_viewer(user.pk))
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run_stdio(user: Any) -> None:
+def run_stdio(user: Viewer) -> None:
     anyio.run(serve_stdio, user)

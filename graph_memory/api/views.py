@@ -69,6 +69,7 @@ class MemoryWiring:
 
     # The name its served-ledger rows carry (`api:<name>`, or the MCP tool's); None: not an answer of the memory.
     ledger_name: str | None = ""
+    request: Request  # the view's (DRF's APIView sets it in dispatch; this mixin comes before it)
 
     def get_exception_handler(self) -> Any:
         return exception_handler
@@ -115,7 +116,7 @@ class MemoryWiring:
             return
         viewer = getattr(request, "_user", None)  # set once authentication ran; never run here
         firm_id = access.viewer_firm_id(viewer)
-        if firm_id is None:
+        if firm_id is None or viewer is None:
             return  # an anonymous or firmless caller was shown nothing and has no firm's chain
         served = 200 <= http_status < 300
         body = getattr(response, "data", None) if served else None

@@ -32,6 +32,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
 from graph_memory import conf
+from graph_memory.adapter import Viewer
 from graph_memory.api.serializers import NodeOutputSerializer, text_field
 from graph_memory.api.views import ERRORS, ORIENTATION, MemoryApi
 from graph_memory.documents import answers
@@ -78,7 +79,7 @@ def _event(name: str, data: dict[str, Any]) -> bytes:
 
 
 async def stream_answer(
-    target: answers.Target, *, viewer: Any, question: str, query_id: int | None = None
+    target: answers.Target, *, viewer: Viewer, question: str, query_id: int | None = None
 ) -> AsyncIterator[bytes]:
     """`token` events, then `done`; the query log row in `finally`, awaited, so it lands even on an abort.
 
@@ -86,7 +87,8 @@ async def stream_answer(
     """
     started = time.monotonic()
     answer: answers.Answer | None = None
-    outcome, error = DocumentQuery.Outcome.FAILURE, "unexpected error"
+    outcome: str = DocumentQuery.Outcome.FAILURE
+    error = "unexpected error"
     left = threading.Event()
     work = asyncio.ensure_future(
         sync_to_async(answers.answer_question)(target, question=question, should_stop=left.is_set)
@@ -198,7 +200,8 @@ class CaseAskApi(MemoryApi):
             return response
         started = time.monotonic()
         answer: answers.Answer | None = None
-        outcome, error = DocumentQuery.Outcome.FAILURE, "unexpected error"
+        outcome: str = DocumentQuery.Outcome.FAILURE
+        error = "unexpected error"
         try:
             answer = answers.answer_question(target, question=data["q"])
             outcome, error = answer.outcome, ""

@@ -24,7 +24,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 
 from graph_memory import conf
-from graph_memory.adapter import DocumentRef, get_adapter
+from graph_memory.adapter import DocumentRef, Viewer, get_adapter
 from graph_memory.documents import model as prompts
 from graph_memory.documents import routing as indexes
 from graph_memory.documents.passages import passages, rank
@@ -97,7 +97,7 @@ class Answer:
 # --- the wall ------------------------------------------------------------------------------------
 
 
-def open_documents(*, viewer: Any, node_id: Any, document: str | None = None) -> Target:
+def open_documents(*, viewer: Viewer, node_id: Any, document: str | None = None) -> Target:
     """The case behind `node_id` with its processed documents (only `document`, if named); `NotFound` for
     a node the viewer cannot reach, a node that is no case, and a document the case does not have."""
     node = node_get(viewer=viewer, node_id=node_id)
@@ -340,7 +340,7 @@ def _log_fields(target: Target, *, answer: Answer | None, outcome: str, error: s
     )  # fmt: skip
 
 
-def log_query(target: Target, *, viewer: Any, answer: Answer | None, outcome: str, error: str = "",
+def log_query(target: Target, *, viewer: Viewer, answer: Answer | None, outcome: str, error: str = "",
               streamed: bool = False, latency_ms: int = 0) -> DocumentQuery:  # fmt: skip
     """One row for every question, whatever its outcome; no question text."""
     return DocumentQuery.objects.create(
@@ -361,7 +361,7 @@ def log_query_finish(target: Target, *, query_id: int, answer: Answer | None, ou
     DocumentQuery.objects.filter(firm_id=target.firm_id, pk=query_id).update(**fields)
 
 
-def ask_documents(*, viewer: Any, node_id: Any, question: str, document: str | None = None) -> Answer:
+def ask_documents(*, viewer: Viewer, node_id: Any, question: str, document: str | None = None) -> Answer:
     """Answer `question` from the documents of the case behind `node_id`, for `viewer`.
 
     Promises: `NotFound` (the one for hidden and absent) unless the viewer may open the case and the
@@ -372,7 +372,8 @@ def ask_documents(*, viewer: Any, node_id: Any, question: str, document: str | N
     target = open_documents(viewer=viewer, node_id=node_id, document=document)
     started = time.monotonic()
     answer: Answer | None = None
-    outcome, error = DocumentQuery.Outcome.FAILURE, "unexpected error"
+    outcome: str = DocumentQuery.Outcome.FAILURE
+    error = "unexpected error"
     try:
         answer = answer_question(target, question=question)
         outcome, error = answer.outcome, ""

@@ -66,7 +66,10 @@ def _seal_batch(firm_id: int, batch: int) -> int | None:
         for row in rows:
             seq += 1
             digest = row_hash(row, seq=seq, prev_hash=prev)
-            ids.append(row["id"]), seqs.append(seq), prevs.append(prev), hashes.append(digest)
+            ids.append(row["id"])
+            seqs.append(seq)
+            prevs.append(prev)
+            hashes.append(digest)
             prev = digest
         with connection.cursor() as cursor:
             cursor.execute(

@@ -165,14 +165,14 @@ def party_hygiene(*, firm_id: int) -> list[Finding]:
     for key in keys:
         by_digits[tuple(_DIGITS.findall(key))].append(key)
     pairs: set[tuple[str, str]] = set()
-    for group in by_digits.values():
+    for numbered_alike in by_digits.values():
         buckets: dict[str, list[str]] = defaultdict(list)
-        for key in group:
+        for key in numbered_alike:
             for variant in _spaceless_variants(key):
                 buckets[variant].append(key)
         pairs |= {pair for bucket in buckets.values() for pair in itertools.combinations(sorted(bucket), 2)}
         by_words: dict[tuple[str, ...], list[str]] = defaultdict(list)
-        for key in group:
+        for key in numbered_alike:
             by_words[tuple(sorted(key.split()))].append(key)
         pairs |= {pair for words in by_words.values() for pair in itertools.combinations(sorted(words), 2)}
     queries: dict[str, Any] = {}

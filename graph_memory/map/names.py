@@ -297,7 +297,9 @@ def _assign(
     its cost): (edits, letters of the party key matched), or None if it takes more than `budget` edits."""
     options_per_word = []
     for w in words:
-        options = [(optional[w], frozenset(), 0)] if optional and w in optional else []
+        options: list[tuple[int, frozenset[int], int]] = (
+            [(optional[w], frozenset(), 0)] if optional and w in optional else []
+        )
         for used, unit, letters in units:
             if w == unit:
                 options.append((0, used, letters))

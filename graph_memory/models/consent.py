@@ -14,10 +14,11 @@ from django.conf import settings
 from django.db import models
 
 from graph_memory import conf
+from graph_memory.models.choices import TextChoices
 
 
 class MemoryExclusion(models.Model):
-    class Kind(models.TextChoices):
+    class Kind(TextChoices):
         CASE = "case", "Case"
         CLIENT = "client", "Client"
 

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models
 
 from graph_memory import conf
+from graph_memory.models.choices import TextChoices
 from graph_memory.plumbing.display import case_label, local_time
 
 
@@ -25,7 +26,7 @@ class DocumentIndex(models.Model):
     clears the flag only if no change landed while it was being built.
     """
 
-    class Builder(models.TextChoices):
+    class Builder(TextChoices):
         EXTRACTIVE = "extractive", "Offline (headings and tf-idf)"
         OPENAI = "openai", "Model"
 
@@ -70,7 +71,7 @@ class DocumentQuery(models.Model):
     counts and the outcome.
     """
 
-    class Outcome(models.TextChoices):
+    class Outcome(TextChoices):
         SUCCESS = "success", "Success"
         UNROUTED = "unrouted", "Routed to no section"
         FAILURE = "failure", "Failure"

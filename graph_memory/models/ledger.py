@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from graph_memory.models.choices import TextChoices
 from graph_memory.plumbing.display import page_time
 
 
@@ -44,7 +45,7 @@ class TransactionNow(models.Func):
 
 
 class AccessChange(models.Model):
-    class Kind(models.TextChoices):
+    class Kind(TextChoices):
         CASE = "case", "Case of the firm"
         OWNER = "owner", "Owner of the case"
         USER_GRANT = "user_grant", "Grant to the user"
@@ -53,7 +54,7 @@ class AccessChange(models.Model):
         FIRM_ADMIN = "firm_admin", "Firm admin"
         USER = "user", "Active user of the firm"
 
-    class Reason(models.TextChoices):
+    class Reason(TextChoices):
         BASELINE = "baseline", "Standing when the ledger was installed"
         GRANTED = "granted", "Granted"
         REVOKED = "revoked", "Revoked"

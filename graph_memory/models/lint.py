@@ -5,11 +5,12 @@ from __future__ import annotations
 from django.db import models
 
 from graph_memory import conf
+from graph_memory.models.choices import TextChoices
 from graph_memory.plumbing.display import local_time
 
 
 class LintRun(models.Model):
-    class Status(models.TextChoices):
+    class Status(TextChoices):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
@@ -33,7 +34,7 @@ class LintRun(models.Model):
 class LintFinding(models.Model):
     """One thing the lint found: a plain sentence and the records involved (source ids, node and edge ids)."""
 
-    class Kind(models.TextChoices):
+    class Kind(TextChoices):
         CONTRADICTED = "contradicted", "Contradicted by newer records"
         STALE = "stale", "Stale too long"
         WEAK = "weak", "Weak summary"
@@ -43,7 +44,7 @@ class LintFinding(models.Model):
         CROSSING_NOTE = "crossing_note", "Note crossing the wall"
         INSTRUCTION_LIKE = "instruction_like", "Record text addressed to the assistant"
 
-    class Severity(models.TextChoices):
+    class Severity(TextChoices):
         HIGH = "high", "High"
         MEDIUM = "medium", "Medium"
         LOW = "low", "Low"

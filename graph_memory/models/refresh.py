@@ -6,11 +6,12 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from graph_memory import conf
+from graph_memory.models.choices import TextChoices
 from graph_memory.plumbing.display import local_time
 
 
 class RefreshRun(models.Model):
-    class Status(models.TextChoices):
+    class Status(TextChoices):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
@@ -57,7 +58,7 @@ class MissedChange(models.Model):
     adapter's own code failed); only operators see those.
     """
 
-    class Work(models.TextChoices):
+    class Work(TextChoices):
         STALE = "stale", "Flag summaries stale"
         GRAPH = "graph", "Sync the connection map"
         LABEL = "label", "Refresh a node's label"

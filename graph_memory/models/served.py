@@ -18,11 +18,12 @@ from __future__ import annotations
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
+from graph_memory.models.choices import TextChoices
 from graph_memory.plumbing.display import endpoint_words, page_time
 
 
 class ServedRow(models.Model):
-    class Status(models.TextChoices):
+    class Status(TextChoices):
         OK = "ok"
         NOT_MODIFIED = "not_modified"
         NOT_FOUND = "not_found"

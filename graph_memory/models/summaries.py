@@ -10,6 +10,7 @@ from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
 from graph_memory import conf
+from graph_memory.models.choices import TextChoices
 from graph_memory.plumbing.display import case_label, local_time
 
 
@@ -108,14 +109,14 @@ class SummaryVersion(models.Model):
 class AICall(models.Model):
     """One model call. Counts and ids only: no prompt or output text is kept here."""
 
-    class Purpose(models.TextChoices):
+    class Purpose(TextChoices):
         SUMMARY = "summary", "Summary"
         EMBEDDING = "embedding", "Embedding"
         DOCUMENT_INDEX = "document_index", "Document index"
         DOCUMENT_ROUTE = "document_route", "Document question: routing"
         DOCUMENT_ANSWER = "document_answer", "Document question: answer"
 
-    class Outcome(models.TextChoices):
+    class Outcome(TextChoices):
         OK = "ok", "OK"
         REJECTED = "rejected", "Rejected by verification or the regression guard"
         ERROR = "error", "Error"

@@ -65,10 +65,11 @@ def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
     """
     case_meta = case_model()._meta
     pk_column = f"c.{case_meta.pk.column}"
+    where_params: list[Any]
     if isinstance(case_ids, QuerySet):
-        subquery, where_params = queryset_sql(case_ids.values("pk"))
+        subquery, subquery_params = queryset_sql(case_ids.values("pk"))
         where = f"{pk_column} IN ({subquery})"
-        where_params = list(where_params)
+        where_params = list(subquery_params)
     else:
         ids = sorted({int(pk) for pk in case_ids})
         if not ids:

@@ -128,7 +128,8 @@ def record_failure(
                 firms = _firm_of_row(instance)
             row = {"work": work, "model": label, "object_id": "" if object_id is None else str(object_id),
                    "case_ids": ids, "detail": detail or {}, "error": error_text(error)}  # fmt: skip
-            MissedChange.objects.bulk_create(MissedChange(firm_id=firm_id, **row) for firm_id in sorted(firms) or [None])
+            firm_ids: list[int | None] = [*sorted(firms)] or [None]
+            MissedChange.objects.bulk_create(MissedChange(firm_id=firm_id, **row) for firm_id in firm_ids)
     except Exception:
         logger.exception("graph_memory: could not record that failure either (it is logged just above)")
 

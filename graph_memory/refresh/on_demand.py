@@ -77,5 +77,5 @@ def _writer_within(seconds: float) -> Any:
     writer = get_writer()
     client = getattr(writer, "client", None)
     if client is not None and hasattr(client, "with_options"):
-        writer.client = client.with_options(timeout=seconds, max_retries=0)
+        writer.client = client.with_options(timeout=seconds, max_retries=0)  # type: ignore[attr-defined]  # any writer with an openai-style client
     return writer

@@ -25,7 +25,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import openai
 from django.core.cache import cache
@@ -43,6 +43,9 @@ from graph_memory.summaries.base import (
 )
 from graph_memory.summaries.context import ContextSlice
 from graph_memory.summaries.sentences import number
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam, completion_create_params
 
 logger = logging.getLogger(__name__)
 
@@ -168,10 +171,11 @@ class OpenAIWriter:
         try:
             completion = self.client.chat.completions.create(
                 model=self.model,
-                messages=messages,  # type: ignore[arg-type]
+                # Plain dicts of the shapes openai's TypedDicts describe.
+                messages=cast("list[ChatCompletionMessageParam]", messages),
                 temperature=0,
                 max_tokens=max_tokens,
-                response_format=response_format,  # type: ignore[arg-type]
+                response_format=cast("completion_create_params.ResponseFormat", response_format),
                 extra_body=extra_body,
             )
         except openai.APITimeoutError:

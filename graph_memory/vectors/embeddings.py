@@ -130,8 +130,9 @@ class OpenAIEmbedder:
         if not isinstance(data, list):
             raise EmbeddingError("openai embeddings: response of the wrong shape")
         indexes = [getattr(item, "index", None) for item in data]
-        if all(isinstance(i, int) for i in indexes):
-            data = [item for _, item in sorted(zip(indexes, data, strict=True), key=lambda pair: pair[0])]
+        positions = [i for i in indexes if isinstance(i, int)]
+        if len(positions) == len(indexes):
+            data = [item for _, item in sorted(zip(positions, data, strict=True), key=lambda pair: pair[0])]
         elif any(i is not None for i in indexes):  # none given means in order; some, or not numbers, is garbage
             raise EmbeddingError("openai embeddings: response of the wrong shape")
         vectors = [getattr(item, "embedding", None) for item in data]

@@ -17,7 +17,7 @@ from django.db.models import F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Greatest
 
 from graph_memory import conf
-from graph_memory.adapter import case_firm_attname, get_adapter
+from graph_memory.adapter import Viewer, case_firm_attname, get_adapter
 from graph_memory.adapter import firm_cases as firm_cases_of
 from graph_memory.models import CaseSummary, Node
 from graph_memory.refresh.on_demand import ensure_summary
@@ -179,7 +179,7 @@ def _cases_of(scope: Scope, node: Node) -> QuerySet[Any]:
     return firm_cases_of(scope.firm_id).filter(access.case_ids_in(connected.sql, connected.params))
 
 
-def node_brief(*, viewer: Any, node_id: Any, limit: int | None = None, statements: bool = False) -> Brief:
+def node_brief(*, viewer: Viewer, node_id: Any, limit: int | None = None, statements: bool = False) -> Brief:
     """The brief of one node for this viewer; `access.NotFound` if they reach it through no case they may open.
 
     Promises: a case brief is its stored summary (written on the spot, once,

@@ -26,7 +26,7 @@ from django.db.models import F, FilteredRelation, Func, OuterRef, Q, Subquery, T
 from django.db.models.functions import Coalesce, Greatest
 
 from graph_memory import conf
-from graph_memory.adapter import case_firm_attname, get_adapter
+from graph_memory.adapter import Viewer, case_firm_attname, get_adapter
 from graph_memory.models import Node
 from graph_memory.summaries.context import clip
 from graph_memory.summaries.rulebook import SECTIONS
@@ -75,7 +75,7 @@ _COLUMNS = ("i_reference", "i_title", "i_status", "i_client", "i_against", "i_no
             "i_gist", "i_active", "i_total")  # fmt: skip
 
 
-def _rows(viewer: Any, fetch: int) -> list[dict[str, Any]]:
+def _rows(viewer: Viewer, fetch: int) -> list[dict[str, Any]]:
     """The viewer's cases, most recently active first, with what a line shows and the visible total. One query.
 
     The order is found first, from the order keys alone, and the lines are read for the `fetch` cases it
@@ -161,7 +161,7 @@ def _text(lines: list[str], total: int) -> str:
     return "\n".join([head, *lines, *(tail if omitted else [])])
 
 
-def memory_index(*, viewer: Any) -> MemoryIndex:
+def memory_index(*, viewer: Viewer) -> MemoryIndex:
     """The viewer's memory index: at most INDEX_MAX_BYTES bytes, computed now, never stored.
 
     Promises: only cases the viewer may open appear, and `omitted` (and the

@@ -32,7 +32,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 
 from graph_memory import conf
-from graph_memory.adapter import NoteOrigin, NotSupported, get_adapter
+from graph_memory.adapter import NoteOrigin, NotSupported, Viewer, get_adapter
 from graph_memory.consent.exclusions import MemoryExcluded, case_excluded
 from graph_memory.models import NoteFiling
 from graph_memory.refresh.marking import mark_stale
@@ -120,7 +120,7 @@ def _checked(title: Any, text: Any, origin: NoteOrigin, idempotency_key: Any = N
     return title, text, origin
 
 
-def _count_attempt(viewer: Any) -> None:
+def _count_attempt(viewer: Viewer) -> None:
     """Count one filing attempt against NOTE_RATE, before the case is looked up.
 
     Counted before the lookup so that an attempt on a hidden case costs the
@@ -146,7 +146,7 @@ def _count_attempt(viewer: Any) -> None:
         raise NoteRateLimited(wait=max(1, int(seconds - time.time() % seconds)))
 
 
-def _check_citations(*, viewer: Any, case_node_id: Any, fields: dict[str, str]) -> None:
+def _check_citations(*, viewer: Viewer, case_node_id: Any, fields: dict[str, str]) -> None:
     """Every source id a note cites must open in its own case; `NoteInvalid` naming the field otherwise.
 
     A source id names a record relative to a case, so one of another case would open nothing
@@ -183,7 +183,7 @@ def _filing_key(*, idempotency_key: str | None, case_id: int, origin: NoteOrigin
     return None, False
 
 
-def _claim_key(*, firm_id: int, filer: Any, key: str, case_id: int, fingerprint: str) -> int | None:
+def _claim_key(*, firm_id: int, filer: Viewer, key: str, case_id: int, fingerprint: str) -> int | None:
     """Insert the key's row and return its id; None if the key is taken.
 
     ON CONFLICT DO NOTHING against the unique key: a concurrent filing with the same key waits here
@@ -220,7 +220,7 @@ def _first_note(filing: NoteFiling, *, case: NodeRef, title: str, text: str, ori
 
 def note_file(
     *,
-    viewer: Any,
+    viewer: Viewer,
     case_node_id: Any,
     title: Any,
     text: Any,
@@ -267,6 +267,8 @@ def note_file(
     key, own_key = _filing_key(idempotency_key=idempotency_key, case_id=case_id, origin=origin)
     fingerprint = _digest(str(case_id), title, text, origin.conversation_id, *origin.message_ids)
     firm_id = access.viewer_firm_id(viewer)
+    if firm_id is None:  # not reached: case_node_get opened a case of the viewer's firm
+        raise access.NotFound
     with transaction.atomic():
         claimed = None
         if key is not None:

@@ -54,7 +54,7 @@ from django.core.exceptions import ImproperlyConfigured
 from pgvector import Vector
 
 from graph_memory import conf
-from graph_memory.adapter import case_model, get_adapter
+from graph_memory.adapter import Viewer, case_model, get_adapter
 from graph_memory.models import CaseSummary, Node
 from graph_memory.plumbing.stmt import Stmt, sql
 from graph_memory.summaries.instruction_like import is_instruction_like
@@ -198,7 +198,7 @@ def _ranking_names(scope: Scope, *, model: str | None, depth: int, force: str | 
 
 
 def vector_ranking(
-    *, viewer: Any, vector: Sequence[float], model: str, depth: int, force: str | None = None
+    *, viewer: Viewer, vector: Sequence[float], model: str, depth: int, force: str | None = None
 ) -> VectorRanking:
     """The `depth` visible cases nearest to `vector` (cosine), among vectors of `model`, nearest first (no floor).
 
@@ -355,7 +355,7 @@ def _ranked_search(
 
 
 def search_cases(
-    *, viewer: Any, q: str, limit: int | None = None, embedder: embeddings.Embedder | None = None
+    *, viewer: Viewer, q: str, limit: int | None = None, embedder: embeddings.Embedder | None = None
 ) -> SearchResult:
     """The viewer's cases relevant to `q` by meaning or by words, best first, each with a snippet.
 
@@ -376,7 +376,7 @@ def search_cases(
         raise ValueError(f"q must be 1 to {conf.get('QUERY_MAX_CHARS')} characters")
     notice = conf.get("NOTICE")
     scope = scope_of(viewer)
-    if scope.empty:
+    if scope.empty or scope.firm_id is None:
         return SearchResult([], "keyword", notice)
     # Each ranking contributes its top `depth` to the fusion: twice the page, at least 20.
     depth = min(max(2 * limit, 20), 2 * int(conf.get("PAGE_MAX")))

@@ -18,6 +18,7 @@ from typing import Any
 from django.db import connection
 
 from graph_memory import conf
+from graph_memory.adapter import Viewer
 from graph_memory.map import names
 from graph_memory.map.names import lookup_key, lookup_query
 from graph_memory.models import Edge, Node
@@ -89,7 +90,7 @@ def _parse_node_id(node_id: Any) -> uuid.UUID:
         raise access.NotFound from None
 
 
-def node_get(*, viewer: Any, node_id: Any) -> Node:
+def node_get(*, viewer: Viewer, node_id: Any) -> Node:
     """The node if this viewer reaches it through a case they may open; `NotFound` otherwise.
 
     Hidden, non-existent and malformed ids raise the same `NotFound`. One query.
@@ -105,7 +106,7 @@ def node_in_scope(scope: Scope, *, node_id: Any) -> Node:
     return Node.from_db(connection.alias, columns, found[0])
 
 
-def node_neighbors(*, viewer: Any, node_id: Any, kind: str | None = None, limit: int | None = None) -> NeighborPage:
+def node_neighbors(*, viewer: Viewer, node_id: Any, kind: str | None = None, limit: int | None = None) -> NeighborPage:
     """One step from a node, only along edges of cases the viewer may open. One query.
 
     `kind` keeps neighbours of that kind. Ordered by neighbour kind, label and
@@ -133,7 +134,7 @@ def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | None = None) -> NodePage:
+def nodes_lookup(*, viewer: Viewer, q: str, kind: str | None = None, limit: int | None = None) -> NodePage:
     """Nodes whose name contains `q` (case-, accent- and punctuation-insensitive), visible ones only. One query.
 
     Names that start with `q` come first, then by label and id. A `q` with
@@ -142,7 +143,7 @@ def nodes_lookup(*, viewer: Any, q: str, kind: str | None = None, limit: int | N
     kind, limit = _kind(kind), conf.page_size(limit)
     key = lookup_key(q)
     scope = scope_of(viewer)
-    if not key or scope.empty:
+    if not key or scope.empty or scope.firm_id is None:
         return NodePage(results=[], has_more=False)
     pattern = _like_escape(key)
     found = rows(
@@ -196,7 +197,7 @@ def _wanted(query: names.ConflictQuery, firm_id: int) -> tuple[list[str], list[i
     return variants, readings, words
 
 
-def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> ConflictReport:
+def conflicts_check(*, viewer: Viewer, name: str, limit: int | None = None) -> ConflictReport:
     """The viewer's cases where a client or counterparty matches this name, best match first. One query.
 
     A match is, best first: the same name once case, accents, punctuation, a
@@ -214,7 +215,7 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
     limit = int(conf.get("PAGE_MAX")) if limit is None else conf.page_size(limit)
     query = names.conflict_query(name)
     scope = scope_of(viewer)
-    if not query.key or scope.empty:
+    if not query.key or scope.empty or scope.firm_id is None:
         return ConflictReport(name=name, matches=[], has_more=False)
     variants, readings, word_ids = _wanted(query, scope.firm_id)
     found_rows = rows(
@@ -231,7 +232,7 @@ def conflicts_check(*, viewer: Any, name: str, limit: int | None = None) -> Conf
         parties[p_id][2].append((NodeRef(str(c_id), c_kind, c_label), _ROLE[edge]))
     rank = {kind: i for i, kind in enumerate(names.KINDS)}
     found = sorted(
-        (entry for entry in parties.values() if entry[1] is not None),
+        ((party, how, cases) for party, how, cases in parties.values() if how is not None),
         key=lambda e: (rank[e[1].kind], -e[1].similarity, e[0].label, e[0].id),
     )
     matches = [

@@ -26,7 +26,7 @@ from decimal import Decimal
 from typing import Any
 
 from graph_memory import conf
-from graph_memory.adapter import RECORD_KINDS, NotSupported, Record, SliceLimits, get_adapter
+from graph_memory.adapter import RECORD_KINDS, NotSupported, Record, SliceLimits, Viewer, get_adapter
 from graph_memory.models import Node
 from graph_memory.viewer.selectors import NodeRef, node_get
 from graph_memory.wall import access
@@ -58,7 +58,7 @@ class Source:
         return self.next_offset is not None
 
 
-def case_node_get(*, viewer: Any, case_node_id: Any) -> tuple[NodeRef, int]:
+def case_node_get(*, viewer: Viewer, case_node_id: Any) -> tuple[NodeRef, int]:
     """The case node and case id if the viewer may open that case; `NotFound` for anything else.
 
     A case node is reachable only through its own case's edges, so `node_get`
@@ -135,7 +135,7 @@ def _limit(limit: int | None) -> int:
     return limit
 
 
-def source_get(*, viewer: Any, case_node_id: Any, source_id: Any, offset: int = 0, limit: int | None = None) -> Source:
+def source_get(*, viewer: Viewer, case_node_id: Any, source_id: Any, offset: int = 0, limit: int | None = None) -> Source:
     """One source of a case the viewer may open, as the host holds it now, text windowed by characters.
 
     Promises: hidden, absent, malformed, another case's and unknown source ids

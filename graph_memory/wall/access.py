@@ -22,7 +22,7 @@ from django.db import connection
 from django.db.models import BooleanField, F, Func, QuerySet
 from django.db.models.expressions import RawSQL
 
-from graph_memory.adapter import GuardianPermissions, NotSupported, case_firm_column, case_model, get_adapter
+from graph_memory.adapter import GuardianPermissions, NotSupported, Viewer, case_firm_column, case_model, get_adapter
 from graph_memory.adapter import firm_cases as firm_cases_of
 
 
@@ -39,7 +39,7 @@ class NotFound(Exception):
         return self.message
 
 
-def viewer_firm_id(viewer: Any) -> int | None:
+def viewer_firm_id(viewer: Viewer | None) -> int | None:
     """The firm whose cases an authenticated, active viewer may be shown (None: nothing at all)."""
     if viewer is None or not getattr(viewer, "is_authenticated", False) or not getattr(viewer, "is_active", False):
         return None
@@ -110,17 +110,17 @@ def _in_firm(ids_sql: str, case_table: str, firm_column: str) -> str:
     return f"SELECT g.id FROM {ids_sql} g(id) WHERE (SELECT c.{q(firm_column)} FROM {q(case_table)} c WHERE c.id = g.id) = %s"
 
 
-def _guardian_params(permissions: GuardianPermissions, viewer: Any, firm_id: int) -> tuple[Any, ...]:
+def _guardian_params(permissions: GuardianPermissions, viewer: Viewer, firm_id: int) -> tuple[Any, ...]:
     per_branch = (viewer.pk, _permission_id(permissions.codename))
     return (*per_branch, *(per_branch if permissions.group_model is not None else ()), firm_id)
 
 
-def is_firm_admin(viewer: Any) -> bool:
+def is_firm_admin(viewer: Viewer) -> bool:
     """The host's answer (adapter) whether this viewer, who has a firm, administers it."""
     return bool(get_adapter().viewer_is_firm_admin(viewer))
 
 
-def sees_whole_firm(viewer: Any) -> bool:
+def sees_whole_firm(viewer: Viewer) -> bool:
     """Whether `viewer` may open every case of their firm (a firm admin): no case of it is hidden from them.
 
     The reads take a different statement for such a viewer: one that starts
@@ -131,7 +131,7 @@ def sees_whole_firm(viewer: Any) -> bool:
 
 
 def visible_case_ids_sql(
-    viewer: Any, *, firm_id: int | None = None, whole_firm: bool | None = None
+    viewer: Viewer, *, firm_id: int | None = None, whole_firm: bool | None = None
 ) -> tuple[str, tuple[Any, ...]] | None:
     """The ids of the cases `viewer` may open, as SQL and parameters to embed in a statement
     (one column); None when the viewer may open nothing. The only definition of the wall:
@@ -154,7 +154,7 @@ def visible_case_ids_sql(
         # The user model's group links (PermissionsMixin's `groups`), if group grants count.
         # (From the model's field: the `groups` manager would be built anew for every read.)
         groups_table = (
-            viewer._meta.get_field("groups").remote_field.through._meta.db_table
+            get_user_model()._meta.get_field("groups").remote_field.through._meta.db_table
             if permissions.group_model is not None else ""
         )  # fmt: skip
         sql = _guardian_sql(permissions, meta.db_table, case_firm_column(), groups_table)
@@ -181,7 +181,7 @@ def case_ids_in(sql: str, params: tuple[Any, ...]) -> Func:
     return _AnyOf(F("pk"), RawSQL(sql, params))
 
 
-def visible_cases(viewer: Any) -> QuerySet[Any]:
+def visible_cases(viewer: Viewer) -> QuerySet[Any]:
     """Every case `viewer` may open, as one lazily evaluated QuerySet (one SQL query).
 
     For a viewer who may not open the whole firm the case table is read by
@@ -197,7 +197,7 @@ def visible_cases(viewer: Any) -> QuerySet[Any]:
     return firm_cases.filter(case_ids_in(*visible))
 
 
-def visible_case(viewer: Any, *, case_id: int) -> QuerySet[Any]:
+def visible_case(viewer: Viewer, *, case_id: int) -> QuerySet[Any]:
     """The case `case_id` if `viewer` may open it (else empty), as a QuerySet: one probe of the wall."""
     Case = case_model()
     visible = visible_case_ids_sql(viewer)
@@ -209,16 +209,16 @@ def visible_case(viewer: Any, *, case_id: int) -> QuerySet[Any]:
     return firm_cases.filter(pk__in=RawSQL(*visible))
 
 
-def visible_case_ids(viewer: Any) -> QuerySet[Any]:
+def visible_case_ids(viewer: Viewer) -> QuerySet[Any]:
     """The ids of `visible_cases(viewer)`, for use as a subquery (`case_id__in=`)."""
     return visible_cases(viewer).values("pk")
 
 
-def can_open_case(viewer: Any, *, case_id: int) -> bool:
+def can_open_case(viewer: Viewer, *, case_id: int) -> bool:
     return visible_case(viewer, case_id=case_id).exists()
 
 
-def get_case_for_viewer(viewer: Any, *, case_id: Any = None, reference: str | None = None) -> Any:
+def get_case_for_viewer(viewer: Viewer, *, case_id: Any = None, reference: str | None = None) -> Any:
     """The case with this id (or reference) if the viewer may open it; `NotFound` otherwise.
 
     Hidden and non-existent cases raise the same `NotFound`; a malformed id

@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db import connection
 
+from graph_memory.adapter import Viewer
 from graph_memory.plumbing.stmt import Stmt, sql
 from graph_memory.wall import access, sight
 
@@ -30,7 +31,7 @@ from graph_memory.wall import access, sight
 class Scope:
     """What the wall decided about one viewer for one read."""
 
-    viewer: Any
+    viewer: Viewer
     firm_id: int | None  # None: not a viewer of any firm (anonymous, inactive, no firm)
     whole_firm: bool  # a firm admin: no case of the firm is hidden from them
     visible: Stmt | None  # the ids of the cases they may open, one column; None: no case at all
@@ -45,7 +46,7 @@ class Scope:
         return Stmt(sight.holders_sql(self.viewer))
 
 
-def scope_of(viewer: Any) -> Scope:
+def scope_of(viewer: Viewer) -> Scope:
     """The viewer's scope: each of the wall's inputs asked once."""
     firm_id = access.viewer_firm_id(viewer)
     if firm_id is None:

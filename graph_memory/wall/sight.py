@@ -33,10 +33,11 @@ from celery import shared_task
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 
 from graph_memory import conf
-from graph_memory.adapter import case_firm_column, case_model, get_adapter
+from graph_memory.adapter import GuardianPermissions, Viewer, case_firm_column, case_model, get_adapter
 from graph_memory.models import Edge, Node, Sight, SightCase, SightState
 from graph_memory.plumbing import locks
 from graph_memory.plumbing.stmt import Stmt
@@ -118,13 +119,21 @@ def enabled() -> bool:
     return bool(conf.get("LAWYER_SIGHT")) and get_adapter().guardian_permissions() is not None
 
 
+def _permissions() -> GuardianPermissions:
+    """The host's guardian permission tables: the sight is kept only on a host that grants through them."""
+    permissions = get_adapter().guardian_permissions()
+    if permissions is None:
+        raise ImproperlyConfigured("the sight needs a host that grants cases through django-guardian")
+    return permissions
+
+
 def _q(name: str) -> str:
     return connection.ops.quote_name(name)
 
 
 def _permission_sql() -> str:
     """The id of the permission that opens a case, as a subquery (permissions are made anew by a flush)."""
-    permissions = get_adapter().guardian_permissions()
+    permissions = _permissions()
     content_type = ContentType.objects.get_for_model(case_model())
     return (
         f"(SELECT p.id FROM {_q(Permission._meta.db_table)} p JOIN {_q(ContentType._meta.db_table)} ct ON ct.id = p.content_type_id "
@@ -137,7 +146,7 @@ def _held(wanted: str) -> str:
     """The (holder, case_id) pairs of `wanted` (rows `h`, `c`; a NULL `h`: every holder of case `c`) whose
     grant stands now: its users, and its groups negated. Each pair probes the grant tables' case index
     (a LATERAL subquery with OFFSET 0: always a nested loop driven by the pairs, see INDEXED)."""
-    permissions = get_adapter().guardian_permissions()
+    permissions = _permissions()
     perm = _permission_sql()
     users = _q(permissions.user_model._meta.db_table)
     sql = (
@@ -221,7 +230,7 @@ ON CONFLICT (holder, node_id, firm_id) DO UPDATE SET
 def _trigger_specs() -> list[tuple[str, str, str]]:
     """(table, event, statement of the (holder, case) pairs it touched) for every sync trigger; the
     statement reads the transition tables `gm_new` / `gm_old`."""
-    permissions = get_adapter().guardian_permissions()
+    permissions = _permissions()
     if permissions is None:
         return []
 
@@ -260,7 +269,7 @@ def _trigger_specs() -> list[tuple[str, str, str]]:
 def _forget_specs() -> list[tuple[str, str]]:
     """(table, statement over `gm_old`) for the DELETE triggers that drop the rows naming what was deleted:
     a case, a node, a user, a group (their grants and edges go first when Django deletes them; raw SQL may not)."""
-    permissions = get_adapter().guardian_permissions()
+    permissions = _permissions()
     if permissions is None:
         return []
     case, user = case_model()._meta, get_user_model()._meta
@@ -355,7 +364,7 @@ def build(using: str = DEFAULT_DB_ALIAS) -> int:
     """
     if not _trigger_specs():
         return 0
-    permissions = get_adapter().guardian_permissions()
+    permissions = _permissions()
     perm = _permission_sql()
     grants = f"SELECT up.user_id::bigint, up.content_object_id FROM {_q(permissions.user_model._meta.db_table)} up WHERE up.permission_id = {perm}"
     if permissions.group_model is not None:
@@ -400,18 +409,20 @@ def current() -> bool:
         return bool(cursor.fetchone()[0])
 
 
-def uses_sight(viewer: Any) -> bool:
+def uses_sight(viewer: Viewer) -> bool:
     """Whether this viewer's reads go through the sight (a lawyer on a guardian host; not a firm admin).
     The reads have asked `access.sees_whole_firm` already and ask `enabled` alone."""
     return enabled() and not access.sees_whole_firm(viewer)
 
 
-def holders_sql(viewer: Any) -> str:
+def holders_sql(viewer: Viewer) -> str:
     """The viewer's holders as one column: their own id, and each group they are in, negated. No parameters
     (the id is written in as a number), so it can be formatted into any statement as `{holders}`."""
+    if viewer.pk is None:
+        raise ValueError("a viewer with no id holds no part of the sight")
     pk = int(viewer.pk)
     sql = f"SELECT {pk}::bigint"
-    if get_adapter().guardian_permissions().group_model is not None:
+    if _permissions().group_model is not None:
         memberships = _q(get_user_model().groups.through._meta.db_table)
         sql += f" UNION ALL SELECT -ug.group_id::bigint FROM {memberships} ug WHERE ug.user_id = {pk}"
     return sql

@@ -280,7 +280,9 @@ def note_crossings(
     # cannot say what is the case's own, and only its records do.
     summary = summaries.get(case_id, "") if note_key is None else ""
     probe = Probe(note)
-    target = _case_facts(own_header and _Header.of(own_header), own_records, summary, probe, folded=True)
+    target = _case_facts(
+        _Header.of(own_header) if own_header is not None else None, own_records, summary, probe, folded=True
+    )
     target_parties = set(
         Edge.objects.filter(case_id=case_id, kind__in=(Edge.Kind.FOR_CLIENT, Edge.Kind.AGAINST))
         .values_list("target__party_key", flat=True)
