@@ -4,7 +4,7 @@ Its folders mirror graph_memory/'s: wall/, viewer/, map/, vectors/, plumbing/, a
 server), summaries/, refresh/, documents/, lint/, ledger/, consent/; a test of graph_memory/<folder>/<module>.py
 is tests/<folder>/test_<module>.py where one module is its subject. host/ tests the reference host's own code;
 contracts/ holds the suites that hold the whole app to a promise (the wall proof, side channels, faults,
-deletion, the import layers, docs, the wheel, migrate, system checks, one firm's plans and partitions).
+deletion, the import layers, docs, the wheel, migrate, system checks, types, one firm's plans and partitions).
 tests/contracts/test_layout.py keeps it so.
 
 At the top: the support modules the suites share (factories.py, cast.py — the one cast of users —,

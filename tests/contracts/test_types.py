@@ -22,7 +22,7 @@ from django.db import models
 from graph_memory.adapter import Viewer
 from graph_memory.models.choices import TextChoices
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = ROOT / "graph_memory"
 # Rewritten on the lead's side of issue 30 as this was written, and typed there: the most that may be
 # left out. The override in pyproject.toml may name fewer (none, once typed), never another module.
