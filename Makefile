@@ -74,7 +74,7 @@ bench-scale: $(DEV_STAMP)
 	$(BIN)/python bench/bench_scale.py --reuse $(if $(findstring --small,$(BENCH_SCALE_ARGS)),,--write) $(BENCH_SCALE_ARGS)
 
 proof: $(DEV_STAMP)
-	GRAPH_MEMORY_PROOF=long $(BIN)/python -m pytest tests/test_wall_proof.py -p no:cacheprovider
+	GRAPH_MEMORY_PROOF=long $(BIN)/python -m pytest tests/contracts/test_wall_proof.py -p no:cacheprovider
 
 # The summary writer against a real model server (docs/BENCHMARKS.md, "Real-model check"); not part of
 # `make test`: the llama.cpp build alone takes 6-30 minutes on 2 cores. llama.cpp is built for AVX2 rather

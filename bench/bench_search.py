@@ -294,7 +294,7 @@ def run() -> None:
             "with any hit. The rule: the lowest floor with no off-domain hit and at most "
             f"{relevance_corpus.MAX_OTHER_MATTERS:.0%} wrong-case pairs. It picks **{picked.floor:.2f}**; the "
             f"configured floor is {embeddings.min_similarity(embeddings.LocalEmbedder.model)} "
-            "(tests/test_search_floor.py holds the two equal). Words still find what meaning misses: with an "
+            "(tests/vectors/test_search_floor.py holds the two equal). Words still find what meaning misses: with an "
             "embedder, a summary holding every word of the query is a hit whatever its similarity.\n"
         )
         print("| floor | meaning-only recall | wrong-case pairs above | off-domain queries with a hit |")

@@ -6,7 +6,7 @@ them and the environment variable that overrides each. A key without a comment i
 error, not a blank row.
 
     python docs/settings_reference.py           # write docs/settings.md
-    python docs/settings_reference.py --check   # exit 1 if it is out of date (make docs, tests/test_docs.py)
+    python docs/settings_reference.py --check   # exit 1 if it is out of date (make docs, tests/contracts/test_docs.py)
 """
 
 from __future__ import annotations

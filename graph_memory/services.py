@@ -2,7 +2,7 @@
 
 Every read takes the viewer and starts from the viewer's scope (`graph_memory.wall.scope`);
 writes (rebuilds, summaries, stale marks) never reason about viewers. The API, MCP and
-admin reach the viewer's reads through this module only (tests/test_imports.py).
+admin reach the viewer's reads through this module only (tests/contracts/test_imports.py).
 """
 
 from __future__ import annotations

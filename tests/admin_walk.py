@@ -1,4 +1,4 @@
-"""Every admin page a user may open, named: the walk `tests/test_admin_walk.py` reads and `make screenshots` draws.
+"""Every admin page a user may open, named: the walk `tests/admin/test_walk.py` reads and `make screenshots` draws.
 
 For each registered admin the user may view: its changelist, and for the first row they see (and for the
 longest document) its change and history pages, and its delete page where they may delete; then every

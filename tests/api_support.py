@@ -1,7 +1,8 @@
 """The demo firm as the assistant's API sees it: graph built, every case summarised, a token per persona.
 
-Shared by tests/test_api*.py. Personas: the demo firm's alice, bob, carol,
-evan (lawyers) and dana (its admin), plus `stranger`, an admin of another firm.
+Shared by tests/api/. Personas: the demo firm's alice, bob, carol,
+evan (lawyers) and dana (its admin), plus `stranger`, an admin of another firm;
+`tests.cast.demo_cast(world.users)` stands them around one case as the cast.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from graph_memory import services
 from graph_memory.models import Node
 from practice.models import Case, CaseCounterparty, CaseUserObjectPermission
 from practice.permissions import view_case_permission
-from tests.factories import FirmFactory, UserFactory
+from tests.cast import stranger
 
 PERSONAS = ["alice", "bob", "carol", "evan", "dana", "stranger"]
 C014 = "2026-014 Northwind / Castell acquisition"
@@ -27,7 +28,7 @@ C031 = "2026-031 Brightline v. Northwind (breach of logistics agreement)"
 C088 = "2025-088 Meridian Foods — commercial lease dispute (Parkside)"
 C047 = "2026-047 Lee v. Meridian Foods (wrongful termination)"
 NW, NW_CP = "Northwind Holdings, Inc.", "NORTHWIND HOLDINGS INC"
-# The cases each persona may open (tests/test_access.py holds the wall itself).
+# The cases each persona may open (tests/wall/test_access.py holds the wall itself).
 VISIBLE = {
     "alice": {C014, C088},
     "bob": {C031},
@@ -69,8 +70,7 @@ def build_world(firm: Firm, users: dict[str, User], settings: Any) -> World:
     services.graph_rebuild_firm(firm_id=firm.pk)
     for case_id in Case.objects.filter(firm=firm).order_by("pk").values_list("pk", flat=True):
         services.summarize_case(case_id=case_id)
-    stranger = UserFactory(firm=FirmFactory(slug="stranger-llp"), username="stranger", role=User.Role.ADMIN)
-    everyone = {**users, "stranger": stranger}
+    everyone = {**users, "stranger": stranger()}
     tokens = {name: Token.objects.create(user=user).key for name, user in everyone.items()}
     return World(firm=firm, users=everyone, tokens=tokens)
 

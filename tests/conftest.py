@@ -1,45 +1,27 @@
-"""Shared fixtures: the personas every access test uses, and the demo firm."""
+"""Shared fixtures: the cast (tests/cast.py) as the personas' firm or the demo firm's users, and the demo firm."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from accounts.models import Firm, User
 from practice.importer import import_firm
-from practice.models import Case
-from tests.factories import CaseFactory, FirmFactory, UserFactory
+from tests.cast import Cast, demo_cast, personas_cast
 
 DEMO_FILE = Path(__file__).resolve().parent.parent / "demo" / "hale-ward.json"
 # The second and third hosts run in their own pytest invocations, under their own settings (see the Makefile).
 collect_ignore = ["second_host", "third_host"]
 
 
-@dataclass
-class Personas:
-    """One case seen from every side of the wall."""
-
-    firm: Firm
-    case: Case
-    owner: User
-    teammate: User
-    outsider: User
-    firm_admin: User
-    other_firm_admin: User
+# The `personas` fixture's firm is the suite's one cast (tests/cast.py); Personas is the name its tests import.
+Personas = Cast
 
 
 @pytest.fixture
-def personas(db: None) -> Personas:
-    firm = FirmFactory(slug="acme-law")
-    owner = UserFactory(firm=firm, username="owner")
-    teammate = UserFactory(firm=firm, username="teammate")
-    outsider = UserFactory(firm=firm, username="outsider")
-    firm_admin = UserFactory(firm=firm, username="firm-admin", role=User.Role.ADMIN)
-    other_firm_admin = UserFactory(firm=FirmFactory(slug="other-law"), username="other-admin", role=User.Role.ADMIN)
-    case = CaseFactory(firm=firm, owner=owner, team=[teammate])
-    return Personas(firm, case, owner, teammate, outsider, firm_admin, other_firm_admin)
+def personas(db: None) -> Cast:
+    return personas_cast()
 
 
 @pytest.fixture
@@ -51,6 +33,14 @@ def demo_firm(db: None) -> Firm:
 @pytest.fixture
 def demo_users(demo_firm: Firm) -> dict[str, User]:
     return {u.username: u for u in User.objects.filter(firm=demo_firm)}
+
+
+@pytest.fixture(params=["personas", "demo firm"])
+def cast(request: pytest.FixtureRequest) -> Cast:
+    """Each cast in turn: the test runs once with the personas' firm and once with the demo firm's users."""
+    if request.param == "personas":
+        return request.getfixturevalue("personas")
+    return demo_cast(request.getfixturevalue("demo_users"))
 
 
 @pytest.fixture

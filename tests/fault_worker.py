@@ -1,4 +1,4 @@
-"""A nightly worker that dies between the rewrite and the commit (run by tests/test_faults.py).
+"""A nightly worker that dies between the rewrite and the commit (run by tests/contracts/test_faults.py).
 
     python tests/fault_worker.py TEST_DATABASE_NAME FIRM_ID
 

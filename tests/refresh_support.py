@@ -1,4 +1,4 @@
-"""Helpers shared by the refresh tests (tests/test_refresh*.py)."""
+"""Helpers shared by the refresh tests (tests/refresh/)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ a case (`embeddings.summary_document`: title, parties, then a summary in the
 extractive writer's layout), with three queries a lawyer might type for it:
 one in other words, one short, one sharing some of its words. Twenty
 off-domain queries match none. Used by bench/bench_search.py (the floor table
-in docs/BENCHMARKS.md) and tests/test_search_floor.py (the configured floor
+in docs/BENCHMARKS.md) and tests/vectors/test_search_floor.py (the configured floor
 is the one the rule picks); `case_like_texts` varies the thirty into as many
 case texts as a benchmark needs, for real embeddings at scale.
 """

@@ -1,6 +1,6 @@
 """The host-neutral engine of the wall proofs: every read path, every viewer, against an independent oracle.
 
-Each host's proof (tests/test_wall_proof.py for the reference host,
+Each host's proof (tests/contracts/test_wall_proof.py for the reference host,
 tests/second_host/tests/test_wall_proof.py for the second) supplies a
 builder that makes a generated world's rows (tests/wall_world.py) with its
 own models and calls `run_proof`. For each world the connection map and the
@@ -116,7 +116,7 @@ class Wall:
         ]
         self.client = APIClient()
         # Signed in as the viewer; an inactive one stands for a session that outlived the deactivation.
-        # (Token authentication itself is tested in test_graph_reads.py; here it would only add a query a request.)
+        # (Token authentication itself is tested in tests/viewer/test_graph_reads.py; here it would only add a query a request.)
         self.client.force_authenticate(viewer)
         never = uuid.uuid4()
         self.missing_svc = {
@@ -368,7 +368,7 @@ def check_world(spec: WorldSpec, build: Build) -> None:
     with override_settings(
         GRAPH_MEMORY={
             **django_settings.GRAPH_MEMORY, "EMBEDDER": embedder, "WRITER": "extractive", "OPENAI_MAX_RETRIES": 0,
-            "NOTE_RATE": None,  # thousands of filing attempts; the rate has its own test (test_notes.py)
+            "NOTE_RATE": None,  # thousands of filing attempts; the rate has its own test (tests/viewer/test_notes.py)
         }
     ):
         _check_world(spec, build)
@@ -436,7 +436,7 @@ def run_proof(
     """
     # Thousands of expected 404s: Django logs each one as a warning.
     monkeypatch.setattr(logging.getLogger("django.request"), "level", logging.ERROR)
-    # Thousands of requests per example: the throttle has its own test (test_graph_reads.py).
+    # Thousands of requests per example: the throttle has its own test (tests/viewer/test_graph_reads.py).
     monkeypatch.setattr(MemoryApi, "throttle_classes", [])
     PROBES.clear()
     EXAMPLES.clear()

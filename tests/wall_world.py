@@ -9,7 +9,7 @@ description, document titles and pages, drafts, deadlines, invoice numbers,
 notes), so any text of that case that reaches a response is recognisable.
 
 Each host's proof makes the rows of a spec with its own models and returns a
-`Built` (tests/test_wall_proof.py for the reference host,
+`Built` (tests/contracts/test_wall_proof.py for the reference host,
 tests/second_host/tests/test_wall_proof.py for the second); tests/wall_probe.py
 probes every read path against the oracle.
 

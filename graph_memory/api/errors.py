@@ -26,7 +26,7 @@ from graph_memory.wall.access import NotFound
 # Headers DRF's own handler sets that a client needs: how to authenticate, when to retry.
 _KEPT_HEADERS = {"www-authenticate", "retry-after"}
 # Every `code` an error of the API (and of its MCP tools) may carry: the OpenAPI schema's enum. The README
-# and spec/api.md list the same; tests/test_api_schema.py compares them with every code written here.
+# and spec/api.md list the same; tests/api/test_schema.py compares them with every code written here.
 ERROR_CODES = (
     "not_found",  # 404: hidden and absent alike
     "invalid",  # 400 (a field named), 406, 413 (a body over DATA_UPLOAD_MAX_MEMORY_SIZE), 415

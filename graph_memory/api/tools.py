@@ -8,7 +8,7 @@ said once, in DISCIPLINE: the `instructions` of `/api/memory/tools/` and of the
 MCP server (graph_memory/api/mcp_server.py). Each description says only what its
 tool does. Each tool is one request of the API; its parameters are that
 endpoint's path and query parameters, with the same names and limits
-(tests/test_api_tools.py holds them to the OpenAPI schema).
+(tests/api/test_tools.py holds them to the OpenAPI schema).
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ class MemoryApi(MemoryWiring, APIView):
     """Base of the assistant's endpoints: JSON, one per-user throttle, and the notice on every answer.
 
     With MemoryWiring, every policy DRF would otherwise take from the host's
-    defaults is set here (tests/test_api_host_defaults.py tries hostile ones);
+    defaults is set here (tests/api/test_host_defaults.py tries hostile ones);
     metadata does not apply, as no endpoint answers OPTIONS. A body, where an
     endpoint reads one, is strict JSON (api/parsers.py), whatever the host's parsers.
     """

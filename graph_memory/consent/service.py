@@ -29,7 +29,7 @@ from graph_memory.models import (
 from graph_memory.refresh.marking import mark_stale
 from graph_memory.wall.access import NotFound
 
-# The memory's derived rows of a case, deleted when it is excluded. Kept (tests/test_consent.py names each
+# The memory's derived rows of a case, deleted when it is excluded. Kept (tests/consent/test_consent.py names each
 # with its reason): the map and its sight (conflict checks), the ledgers, and the logs of counts and ids
 # (AICall, DocumentQuery, NoteRefusal, MissedChange, RefreshRun), none of which holds case text.
 DERIVED = (CaseSummary, SummaryVersion, DocumentIndex, LintFinding, NoteFiling)

@@ -12,7 +12,7 @@ form of each is listed (a verb's -s, -ed, -ing forms), so the class is a plain
 lookup. A phrase ("no later than", "subject to", "at least") protects each of
 its words where the phrase occurs, so "to" is protected in "subject to" and
 nowhere else. A word outside the class may still be protected by shorten.py
-(facts and names). One test per word (tests/test_summaries_meaning.py).
+(facts and names). One test per word (tests/summaries/test_meaning.py).
 """
 
 from __future__ import annotations

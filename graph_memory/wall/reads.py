@@ -22,7 +22,7 @@ subquery with OFFSET 0: PostgreSQL must run it as a nested loop driven by the
 visible side, whatever its statistics say about the size of the firm. Every
 scan of the edge and sight tables names the viewer's firm (`%(firm)s`, a
 constant by the time PostgreSQL plans it), so it reads the firm's partition
-only (migration 0020; tests/test_partitions.py). Values are named
+only (migration 0020; tests/contracts/test_partitions.py). Values are named
 (`%(node)s`), statements spliced in braces (`{visible}`): scope.sql puts
 the parameters in order.
 """

@@ -55,7 +55,7 @@ N, E = Node._meta.db_table, Edge._meta.db_table
 # contents (thousands of grants just written, a table emptied by a test run): planned from them, a bulk
 # insert of 3,200 grants in the test suite twice ran for over ten minutes (not reproduced on demand; a
 # plan that scans a whole table for each changed row fits). Seq scans of the transition tables (which
-# have no index) stay; tests/test_sight.py checks every statement has an index path. Joins are nested
+# have no index) stay; tests/wall/test_sight.py checks every statement has an index path. Joins are nested
 # loops too: a rewrite joins the rows it found by their keys, and with a table's statistics saying
 # thousands, a merge join read every partition's primary key whole instead of probing it per row.
 INDEXED_SETTINGS = {"enable_seqscan": "off", "enable_mergejoin": "off", "enable_hashjoin": "off"}

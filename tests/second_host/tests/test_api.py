@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 NOT_FOUND = b'{"error":{"code":"not_found","message":"Not found.","field":null}}'
 NOTICE = conf.get("NOTICE")
-# As pinned in the reference host (tests/test_api.py): the token lookup and the throttle's
+# As pinned in the reference host (tests/api/test_endpoints.py): the token lookup and the throttle's
 # statements in the database cache, and the answer's served-ledger row (one INSERT, issue 31);
 # then the read itself.
 OVERHEAD = 8

@@ -142,7 +142,7 @@ def test_brief_query_count_does_not_grow_with_matters(memory: Office, cases: int
         CaseSummary.objects.update_or_create(case=matter, defaults={"firm": office, "text": f"Summary {i}.", "stale": False})
     services.graph_rebuild_firm(firm_id=office.pk)
     target = node("client", "Countable GmbH", memory)
-    with django_assert_num_queries(2):  # as in the reference host (tests/test_briefs.py)
+    with django_assert_num_queries(2):  # as in the reference host (tests/viewer/test_briefs.py)
         brief = services.node_brief(viewer=lawyer, node_id=target.pk, limit=100)
     assert len(brief.cases) == cases
     enquiry = Matter.objects.get(reference=ENQ)

@@ -87,7 +87,7 @@ def test_reads_are_a_fixed_number_of_queries(personas: Personas, cases: int, dja
     p = personas
     grow_office(p, cases)
     owner_node = Node.objects.get(kind="lawyer", ref_id=p.owner.pk).pk
-    # The same counts as in the reference host (tests/test_graph_reads.py).
+    # The same counts as in the reference host (tests/viewer/test_graph_reads.py).
     for viewer in (p.owner, p.teammate, p.firm_admin):
         with django_assert_num_queries(1):
             page = services.node_neighbors(viewer=viewer, node_id=owner_node, limit=5)

@@ -113,7 +113,7 @@ def test_search_query_count_does_not_grow_with_matters(settings: Any, cases: int
         )  # fmt: skip
     CaseSummary.objects.update(search_vector=SearchVector("text", config="english"))
     services.graph_rebuild_firm(firm_id=office.pk)
-    # The same statements as in the reference host (tests/test_search.py).
+    # The same statements as in the reference host (tests/viewer/test_search.py).
     with django_assert_num_queries(1):  # words only: one statement
         assert len(services.search_cases(viewer=lawyer, q="lease rent", limit=3).results) == 3
     stub = FixedEmbedder(rng.standard_normal(384).tolist(), model="synthetic")

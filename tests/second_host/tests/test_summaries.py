@@ -21,7 +21,7 @@ from tests.writer_support import answer, point, sentence_id
 
 pytestmark = pytest.mark.django_db
 
-CONTEXT_QUERIES = 7  # as in the reference host (tests/test_summaries_context.py)
+CONTEXT_QUERIES = 7  # as in the reference host (tests/summaries/test_context.py)
 
 
 @pytest.fixture

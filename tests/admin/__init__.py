@@ -1,0 +1,1 @@
+"""Django admin as a firm admin reads it (graph_memory/admin/)."""

@@ -1,0 +1,1 @@
+"""The assistant's API and its MCP server (graph_memory/api/)."""

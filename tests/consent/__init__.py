@@ -1,0 +1,1 @@
+"""Memory consent (graph_memory/consent/)."""

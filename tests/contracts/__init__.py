@@ -1,0 +1,1 @@
+"""Suites that hold the whole app to a promise rather than one module: the wall proof, side channels, faults, deletion, import layers, docs, distribution, migrate, system checks, types, one firm's plans and partitions, the scale benchmark's smoke run."""

@@ -1,0 +1,1 @@
+"""Asking a case's long documents (graph_memory/documents/)."""

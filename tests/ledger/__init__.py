@@ -1,0 +1,1 @@
+"""The access ledger and the served ledger (graph_memory/ledger/)."""

@@ -1,0 +1,1 @@
+"""The lint pass (graph_memory/lint/)."""

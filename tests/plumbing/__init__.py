@@ -1,0 +1,1 @@
+"""The plumbing (graph_memory/plumbing/): one writer of the model-call log."""

@@ -1,0 +1,1 @@
+"""Noticing changes and rewriting summaries (graph_memory/refresh/)."""

@@ -1,0 +1,1 @@
+"""Writing and verifying summaries (graph_memory/summaries/)."""

@@ -1,0 +1,1 @@
+"""The vectors (graph_memory/vectors/): embeddings and each firm's own index."""

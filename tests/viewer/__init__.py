@@ -1,0 +1,1 @@
+"""The viewer's reads (graph_memory/viewer/): every public function takes viewer=."""
