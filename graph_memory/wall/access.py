@@ -24,6 +24,7 @@ from django.db.models.expressions import RawSQL
 
 from graph_memory.adapter import GuardianPermissions, NotSupported, Viewer, case_firm_column, case_model, get_adapter
 from graph_memory.adapter import firm_cases as firm_cases_of
+from graph_memory.plumbing.stmt import Stmt, sql
 
 
 class NotFound(Exception):
@@ -59,17 +60,19 @@ def _guardian_sql(permissions: GuardianPermissions, case_table: str, firm_column
     the planner pushes the id into each branch: one index probe per branch.
     Hand-written rather than compiled from a QuerySet on every read: Django
     spent more time compiling it, and PostgreSQL planning it, than answering
-    it. Parameters: per branch the user id and the permission's id, then the
-    firm id (`_guardian_params`).
+    it. A template (plumbing/stmt.py) of `%(user)s`, `%(permission)s` and `%(firm)s`.
     """
     q = connection.ops.quote_name
     user_table = q(permissions.user_model._meta.db_table)
-    granted = f"SELECT up.content_object_id FROM {user_table} up WHERE up.user_id = %s AND up.permission_id = %s"
+    granted = (
+        f"SELECT up.content_object_id FROM {user_table} up "
+        "WHERE up.user_id = %(user)s AND up.permission_id = %(permission)s"
+    )
     if permissions.group_model is not None:
         group_table = q(permissions.group_model._meta.db_table)
         granted += (
             f" UNION SELECT gp.content_object_id FROM {group_table} gp JOIN {q(groups_table)} ug "
-            "ON ug.group_id = gp.group_id WHERE ug.user_id = %s AND gp.permission_id = %s"
+            "ON ug.group_id = gp.group_id WHERE ug.user_id = %(user)s AND gp.permission_id = %(permission)s"
         )
     return _in_firm(f"({granted})", case_table, firm_column)
 
@@ -105,14 +108,12 @@ def forget_permission_ids(**kwargs: Any) -> None:
 
 
 def _in_firm(ids_sql: str, case_table: str, firm_column: str) -> str:
-    """Ids from `ids_sql` (a parenthesised one-column statement) whose case is in the firm given last."""
+    """Ids from `ids_sql` (a parenthesised one-column statement) whose case is in the firm `%(firm)s`."""
     q = connection.ops.quote_name
-    return f"SELECT g.id FROM {ids_sql} g(id) WHERE (SELECT c.{q(firm_column)} FROM {q(case_table)} c WHERE c.id = g.id) = %s"
-
-
-def _guardian_params(permissions: GuardianPermissions, viewer: Viewer, firm_id: int) -> tuple[Any, ...]:
-    per_branch = (viewer.pk, _permission_id(permissions.codename))
-    return (*per_branch, *(per_branch if permissions.group_model is not None else ()), firm_id)
+    return (
+        f"SELECT g.id FROM {ids_sql} g(id) "
+        f"WHERE (SELECT c.{q(firm_column)} FROM {q(case_table)} c WHERE c.id = g.id) = %(firm)s"
+    )
 
 
 def is_firm_admin(viewer: Viewer) -> bool:
@@ -148,7 +149,8 @@ def visible_case_ids_sql(
     q = connection.ops.quote_name
     whole_firm = is_firm_admin(viewer) if whole_firm is None else whole_firm
     if whole_firm:
-        return f"SELECT c.id FROM {q(meta.db_table)} c WHERE c.{q(case_firm_column())} = %s", (firm_id,)
+        statement = sql(f"SELECT c.id FROM {q(meta.db_table)} c WHERE c.{q(case_firm_column())} = %(firm)s", firm=firm_id)
+        return statement.sql, statement.params
     permissions = adapter.guardian_permissions()
     if permissions is not None:
         # The user model's group links (PermissionsMixin's `groups`), if group grants count.
@@ -157,14 +159,18 @@ def visible_case_ids_sql(
             get_user_model()._meta.get_field("groups").remote_field.through._meta.db_table
             if permissions.group_model is not None else ""
         )  # fmt: skip
-        sql = _guardian_sql(permissions, meta.db_table, case_firm_column(), groups_table)
-        return sql, _guardian_params(permissions, viewer, firm_id)
+        statement = sql(
+            _guardian_sql(permissions, meta.db_table, case_firm_column(), groups_table),
+            user=viewer.pk, permission=_permission_id(permissions.codename), firm=firm_id,
+        )  # fmt: skip
+        return statement.sql, statement.params
     try:
         # order_by(): the host's default ordering means nothing inside a subquery.
         member_sql, member_params = adapter.member_case_ids(viewer).order_by().query.sql_with_params()
     except EmptyResultSet:
         return None
-    return _in_firm(f"({member_sql})", meta.db_table, case_firm_column()), (*member_params, firm_id)
+    statement = sql(_in_firm("({members})", meta.db_table, case_firm_column()), members=Stmt(member_sql, member_params), firm=firm_id)
+    return statement.sql, statement.params
 
 
 class _AnyOf(Func):
