@@ -192,6 +192,8 @@ VECTOR_RANKING = Read(
     columns=4,
     whole_firm=f"WITH {_VIS}, {{cap}}, {_N}, {_FIRMS_VECTOR_RANKING} {_RANKING}",
     walled=f"WITH {_VIS}, {{cap}}, {_N}, {_WALLED_VECTOR_RANKING} {_RANKING}",
+    unsighted="copies of the vectors per lawyer cost more to keep than they saved (issue 28): a lawyer's exact "
+    "scan reads each visible summary's own row, a big viewer walks the firm's index probing the wall",
 )
 
 
@@ -350,6 +352,7 @@ SEARCH = Read(
     columns=8,
     whole_firm=_SEARCH.replace("{ranked}", _FIRMS_WORDS).replace("{vector_ranking}", "{firms_vectors}"),
     walled=_SEARCH.replace("{ranked}", _LAWYERS_WORDS).replace("{vector_ranking}", "{walled_vectors}"),
+    unsighted="as the vector ranking's; the words are ranked from the summaries themselves",
 )
 
 

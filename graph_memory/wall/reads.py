@@ -409,6 +409,10 @@ CASES_OF_NODE = Read(
 )
 # Parties matching a name, with their cases: (party id, kind, label, party key, name key, case id, kind, label,
 # edge). Names: found, key, words, candidates, fetch, and for the walled statement variants, readings, word_ids, few.
-CONFLICTS = Read(name="conflicts", columns=9, whole_firm=_FIRM_CONFLICTS, walled=_GATED_CONFLICTS)
+CONFLICTS = Read(
+    name="conflicts", columns=9, whole_firm=_FIRM_CONFLICTS, walled=_GATED_CONFLICTS,
+    unsighted="the sight keeps no party strings (issue 28: they were most of its size); a lawyer's check starts "
+    "from the parties of their cases, or past VISIBLE_FIRST_MAX from the firm's matches probed against the wall",
+)  # fmt: skip
 
 READS = (NODE, WALK, LOOKUP, CASES_OF_NODE, CONFLICTS)

@@ -77,10 +77,13 @@ class Read:
     whole_firm: str  # a firm admin's: from what matches, the wall probed per row (nothing is hidden)
     walled: str  # anyone else's: from the cases they may open (`{visible}`)
     sighted: str | None = None  # anyone else's from their rows of the sight (`{holders}`), while it is current
+    unsighted: str = ""  # with no sighted statement: why the sight would not serve this read
 
     def __post_init__(self) -> None:
         if self.name in _DECLARED:
             raise ValueError(f"a read named {self.name!r} is declared already")
+        if (self.sighted is None) == (not self.unsighted):
+            raise ValueError(f"read {self.name!r}: a sighted statement, or the reason it has none (unsighted)")
         _DECLARED[self.name] = self
 
 

@@ -72,7 +72,15 @@ def test_every_read_declares_a_firm_admins_and_a_walled_statement_that_build() -
     assert {read.name for read in declared()} == {read.name for read in reads.READS} | {"search", "vector_ranking"}
     for read in declared():
         assert isinstance(read, Read) and read.whole_firm and read.walled, read.name
+        assert read.sighted or read.unsighted, read.name  # three statements, or the reason for two
         for template in filter(None, (read.whole_firm, read.walled, read.sighted)):
             built = sql(template, **names)
             assert "{" not in re.sub(r"'[^']*'", "", built.sql), read.name  # every part spliced in
             assert built.sql.count("%s") == len(built.params), read.name
+
+
+def test_a_read_says_why_it_has_no_sighted_statement() -> None:
+    with pytest.raises(ValueError, match="or the reason it has none"):
+        Read(name="test-no-reason", columns=1, whole_firm="SELECT 1", walled="SELECT 1")
+    with pytest.raises(ValueError, match="declared already"):
+        Read(name="walk", columns=1, whole_firm="SELECT 1", walled="SELECT 1", unsighted="twice")
