@@ -5,8 +5,9 @@
   their reads may answer from the sight. Built by `scope_of(viewer)`, once.
 - `Read`: one read's statements side by side: a firm admin's (from what
   matches: nothing of the firm is hidden from them), a walled one (from the
-  viewer's cases, so hidden rows cost nothing), and optionally a sighted one
-  (from the viewer's rows of the sight, while the triggers keep it current).
+  viewer's cases, so hidden rows cost nothing), and a sighted one (from the
+  viewer's rows of the sight, while the triggers keep it current) or the
+  reason the sight does not serve it.
 - `rows(scope, read, **names)`: runs the one that fits the scope. It owns the
   fork, the sight's freshness gate and the rebuild queued after a stale answer.
 
@@ -131,9 +132,8 @@ def columns_and_rows(scope: Scope, read: Read, **names: Any) -> tuple[list[str],
     given = _given(scope, names)
     if not scope.whole_firm and read.sighted is not None and scope.sighted:
         sighted = sql(read.sighted, holders=scope.holders(), **given)
-        rows_, columns = sight.answer(sighted=sighted, walled=sql(read.walled, **given), columns=read.columns)
-        return columns, rows_
-    stmt = sql(read.whole_firm if scope.whole_firm else read.walled, **given)
+        found, columns = sight.answer(sighted=sighted, walled=sql(read.walled, **given), columns=read.columns)
+        return columns, found
     with connection.cursor() as cursor:
-        cursor.execute(stmt.sql, stmt.params)
+        sql(read.whole_firm if scope.whole_firm else read.walled, **given).execute(cursor)
         return [c.name for c in cursor.description], cursor.fetchall()
