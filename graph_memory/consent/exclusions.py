@@ -17,6 +17,7 @@ from django.db import connection
 
 from graph_memory.adapter import case_firm_column, case_model, get_adapter
 from graph_memory.models import MemoryExclusion
+from graph_memory.plumbing.stmt import sql
 
 
 class MemoryExcluded(Exception):
@@ -47,13 +48,13 @@ def excluded_sql(alias: str) -> str:
 def case_excluded(*, case_id: int) -> bool:
     """Whether case `case_id` is excluded from the memory (False for a case that does not exist). One query."""
     meta = case_model()._meta
-    sql = (
+    statement = sql(
         f"SELECT {excluded_sql('c')} FROM {connection.ops.quote_name(meta.db_table)} c "
-        f"WHERE c.{connection.ops.quote_name(meta.pk.column)} = %s"
+        f"WHERE c.{connection.ops.quote_name(meta.pk.column)} = %(case)s",
+        case=int(case_id),
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [int(case_id)])
-        row = cursor.fetchone()
+        row = statement.execute(cursor).fetchone()
     return bool(row and row[0])
 
 
@@ -63,11 +64,9 @@ def excluded_case_ids(*, firm_id: int, case_ids: Iterable[int] | None = None) ->
     meta = case_model()._meta
     firm_column = q(case_firm_column())
     pk = f"c.{q(meta.pk.column)}"
-    sql = f"SELECT {pk} FROM {q(meta.db_table)} c WHERE c.{firm_column} = %s AND {excluded_sql('c')}"
-    params: list[object] = [int(firm_id)]
-    if case_ids is not None:
-        sql += f" AND {pk} = ANY(%s::bigint[])"
-        params.append(sorted({int(c) for c in case_ids}))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return {int(row[0]) for row in cursor.fetchall()}
+    among = "" if case_ids is None else f" AND {pk} = ANY(%(cases)s::bigint[])"
+    statement = sql(
+        f"SELECT {pk} FROM {q(meta.db_table)} c WHERE c.{firm_column} = %(firm)s AND {excluded_sql('c')}{among}",
+        firm=int(firm_id), cases=None if case_ids is None else sorted({int(c) for c in case_ids}),
+    )
+    return {int(row[0]) for row in statement.rows()}

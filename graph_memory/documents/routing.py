@@ -33,6 +33,7 @@ from graph_memory.documents.offline import Section, build_offline, section_text
 from graph_memory.documents.terms import TermCheck
 from graph_memory.models import AICall, DocumentIndex
 from graph_memory.plumbing.ai_calls import log_model_calls
+from graph_memory.plumbing.stmt import sql
 from graph_memory.summaries.base import ModelCall, WriterError
 from graph_memory.summaries.writers import get_writer
 
@@ -75,20 +76,20 @@ def mark_documents_stale(*, documents: Iterable[tuple[int, str]]) -> int:
     table = q(DocumentIndex._meta.db_table)
     firm_column = q(case_firm_column())
     # ON CONFLICT: insert-or-update in one statement, no read-then-write race (as refresh/marking.py).
-    sql = (
+    statement = sql(
         f"INSERT INTO {table} (case_id, firm_id, document_key, title, page_count, sections, report, builder, model, "
         "built_generation, stale, stale_since, generation, attempts, last_error) "
         f"SELECT c.{q(meta.pk.column)}, c.{firm_column}, v.key, '', 0, '[]'::jsonb, '{{}}'::jsonb, '', '', 0, TRUE, "
         "now(), 1, 0, '' "
-        f"FROM unnest(%s::bigint[], %s::text[]) AS v(case_id, key) JOIN {q(meta.db_table)} c "
+        f"FROM unnest(%(cases)s::bigint[], %(keys)s::text[]) AS v(case_id, key) JOIN {q(meta.db_table)} c "
         f"ON c.{q(meta.pk.column)} = v.case_id WHERE NOT {excluded_sql('c')} ORDER BY v.case_id, v.key "
         "ON CONFLICT (case_id, document_key) DO UPDATE SET stale = TRUE, "
         f"generation = {table}.generation + 1, "
-        f"stale_since = CASE WHEN {table}.stale THEN COALESCE({table}.stale_since, now()) ELSE now() END"
+        f"stale_since = CASE WHEN {table}.stale THEN COALESCE({table}.stale_since, now()) ELSE now() END",
+        cases=[c for c, _ in pairs], keys=[k for _, k in pairs],
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [[c for c, _ in pairs], [k for _, k in pairs]])
-        return cursor.rowcount
+        return statement.execute(cursor).rowcount
 
 
 # --- build ----------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from graph_memory import conf
 from graph_memory.ledger.served_ledger import ledger_key
 from graph_memory.models import ServedChain, ServedRow
 from graph_memory.plumbing import locks
+from graph_memory.plumbing.stmt import Stmt, sql
 
 _T = ServedRow._meta.db_table
 _COLUMNS = "id, firm_id, viewer_id, endpoint, case_ids, status, at, query_fingerprint"
@@ -43,9 +44,9 @@ def row_hash(row: dict[str, Any], *, seq: int, prev_hash: str) -> str:
     return hmac.new(ledger_key("chain"), message.encode(), hashlib.sha256).hexdigest()
 
 
-def _fetch(sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
+def _fetch(statement: Stmt) -> list[dict[str, Any]]:
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        statement.execute(cursor)
         names = [c.name for c in cursor.description]
         return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
 
@@ -56,9 +57,10 @@ def _seal_batch(firm_id: int, batch: int) -> int | None:
         if not locks.try_lock(locks.LockKind.SERVED_LEDGER, firm_id, transactional=True):
             return None
         chain, _ = ServedChain.objects.get_or_create(firm_id=firm_id)
-        rows = _fetch(
-            f"SELECT {_COLUMNS} FROM {_T} WHERE firm_id = %s AND seq IS NULL ORDER BY id LIMIT %s", (firm_id, batch)
-        )
+        rows = _fetch(sql(
+            f"SELECT {_COLUMNS} FROM {_T} WHERE firm_id = %(firm)s AND seq IS NULL ORDER BY id LIMIT %(batch)s",
+            firm=firm_id, batch=batch,
+        ))  # fmt: skip
         if not rows:
             return 0
         seq, prev = chain.head_seq, chain.head_hash
@@ -72,12 +74,12 @@ def _seal_batch(firm_id: int, batch: int) -> int | None:
             hashes.append(digest)
             prev = digest
         with connection.cursor() as cursor:
-            cursor.execute(
+            sql(
                 f"UPDATE {_T} r SET seq = v.seq, prev_hash = v.prev, row_hash = v.hash "
-                "FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[]) v(id, seq, prev, hash) "
-                "WHERE r.id = v.id AND r.firm_id = %s AND r.seq IS NULL",
-                (ids, seqs, prevs, hashes, firm_id),
-            )
+                "FROM unnest(%(ids)s::bigint[], %(seqs)s::bigint[], %(prevs)s::text[], %(hashes)s::text[]) "
+                "v(id, seq, prev, hash) WHERE r.id = v.id AND r.firm_id = %(firm)s AND r.seq IS NULL",
+                ids=ids, seqs=seqs, prevs=prevs, hashes=hashes, firm=firm_id,
+            ).execute(cursor)
         chain.head_seq, chain.head_hash, chain.sealed_at = seq, prev, timezone.now()
         chain.save(update_fields=["head_seq", "head_hash", "sealed_at"])
         return len(rows)
@@ -139,11 +141,11 @@ def verify_firm(*, firm_id: int, seal: bool = False) -> Verification:
     with connection.cursor() as cursor:
         # A server-side cursor would hold a transaction open; the rows are read in pages by seq instead.
         while True:
-            cursor.execute(
+            sql(
                 f"SELECT {_COLUMNS}, seq, prev_hash, row_hash FROM {_T} "
-                "WHERE firm_id = %s AND seq > %s ORDER BY seq LIMIT 5000",
-                (firm_id, expected_seq),
-            )
+                "WHERE firm_id = %(firm)s AND seq > %(after)s ORDER BY seq LIMIT 5000",
+                firm=firm_id, after=expected_seq,
+            ).execute(cursor)
             names = [c.name for c in cursor.description]
             page = [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
             if not page:
@@ -159,9 +161,10 @@ def verify_firm(*, firm_id: int, seal: bool = False) -> Verification:
                     result.problems.append(f"row {row['seq']} (id {row['id']}) was changed after it was sealed")
                 prev = row["row_hash"]
                 result.rows += 1
-    duplicates = _fetch(
-        f"SELECT seq FROM {_T} WHERE firm_id = %s AND seq IS NOT NULL GROUP BY seq HAVING count(*) > 1", (firm_id,)
-    )
+    duplicates = _fetch(sql(
+        f"SELECT seq FROM {_T} WHERE firm_id = %(firm)s AND seq IS NOT NULL GROUP BY seq HAVING count(*) > 1",
+        firm=firm_id,
+    ))  # fmt: skip
     result.problems += [f"row {d['seq']} appears more than once" for d in duplicates]
     if expected_seq < chain.head_seq:
         result.problems.append(

@@ -35,6 +35,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from graph_memory import conf
 from graph_memory.models import Node, ServedRow
+from graph_memory.plumbing.stmt import sql
 
 # HTTP status -> the row's status. 401 never reaches a row: an anonymous caller has no firm.
 _STATUSES = {
@@ -123,10 +124,11 @@ def case_node_ids(body: Any, *extra: Any) -> list[str]:
 
 _INSERT = f"""
 INSERT INTO {ServedRow._meta.db_table} (firm_id, viewer_id, endpoint, status, at, query_fingerprint, case_ids)
-SELECT %s, %s, %s, %s, %s, %s, ARRAY(
-    SELECT c FROM unnest(%s::bigint[]) x(c)
+SELECT %(firm)s, %(viewer)s, %(endpoint)s, %(status)s, %(at)s, %(fingerprint)s, ARRAY(
+    SELECT c FROM unnest(%(case_ids)s::bigint[]) x(c)
     UNION
-    SELECT n.ref_id FROM {Node._meta.db_table} n WHERE n.firm_id = %s AND n.kind = %s AND n.id = ANY(%s::uuid[])
+    SELECT n.ref_id FROM {Node._meta.db_table} n
+    WHERE n.firm_id = %(firm)s AND n.kind = %(case_kind)s AND n.id = ANY(%(case_node_ids)s::uuid[])
     ORDER BY 1
 )
 """
@@ -150,19 +152,20 @@ def record(
     transaction that transaction is then marked for rollback, so nothing the
     request wrote outlives its missing row.
     """
-    params = (
-        firm_id, viewer_id, endpoint[:100], status, timezone.now(), query_fingerprint(query),
-        sorted({int(c) for c in case_ids}), firm_id, Node.Kind.CASE.value, list(case_node_ids),
+    insert = sql(
+        _INSERT, firm=firm_id, viewer=viewer_id, endpoint=endpoint[:100], status=status, at=timezone.now(),
+        fingerprint=query_fingerprint(query), case_ids=sorted({int(c) for c in case_ids}),
+        case_kind=Node.Kind.CASE.value, case_node_ids=list(case_node_ids),
     )  # fmt: skip
     try:
         if conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") or connection.in_atomic_block:
             with connection.cursor() as cursor:
-                cursor.execute(_INSERT, params)
+                insert.execute(cursor)
         else:
             # Its own short transaction, so the setting holds for this row only.
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO off")
-                cursor.execute(_INSERT, params)
+                insert.execute(cursor)
     except DatabaseError as exc:
         if connection.in_atomic_block:
             transaction.set_rollback(True)

@@ -28,6 +28,7 @@ from django.db import connection
 from graph_memory.adapter import get_adapter
 from graph_memory.ledger.triggers import COLUMNS, LEDGER
 from graph_memory.models import AccessChange
+from graph_memory.plumbing.stmt import sql
 
 K, R = AccessChange.Kind, AccessChange.Reason
 
@@ -92,11 +93,12 @@ def record_user(*, viewer_id: int, user: Any | None, created: bool = False) -> i
         field = get_user_model()._meta.get_field("groups")
         through, q = field.remote_field.through._meta.db_table, connection.ops.quote_name
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {LEDGER} {COLUMNS} SELECT now(), %s, %s, true, %s, NULL, ug.{q(field.m2m_column_name())}, "
-                f"ug.{q(field.m2m_reverse_name())} FROM {q(through)} ug WHERE ug.{q(field.m2m_column_name())} = %s",
-                [moved_to, K.MEMBERSHIP, R.MOVED, viewer_id],
-            )
+            sql(
+                f"INSERT INTO {LEDGER} {COLUMNS} SELECT now(), %(firm)s, %(kind)s, true, %(reason)s, NULL, "
+                f"ug.{q(field.m2m_column_name())}, ug.{q(field.m2m_reverse_name())} FROM {q(through)} ug "
+                f"WHERE ug.{q(field.m2m_column_name())} = %(user)s",
+                firm=moved_to, kind=K.MEMBERSHIP, reason=R.MOVED, user=viewer_id,
+            ).execute(cursor)
     return len(rows)
 
 

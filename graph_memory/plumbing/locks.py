@@ -11,6 +11,8 @@ import enum
 
 from django.db import DatabaseError, connection
 
+from graph_memory.plumbing.stmt import Stmt, sql
+
 
 class LockKind(enum.IntEnum):
     # Whoever holds it writes that case's summary (graph_memory.refresh.locks: nightly and on demand).
@@ -31,24 +33,29 @@ def key(kind: LockKind, object_id: int) -> tuple[int, int]:
     return int(kind), (int(object_id) % 2**32) - 2**31
 
 
+def _call(function: str, kind: LockKind, object_id: int) -> Stmt:
+    """`SELECT function(key)`, for one of PostgreSQL's advisory lock functions."""
+    first, second = key(kind, object_id)
+    return sql(f"SELECT {function}(%(kind)s, %(object)s)", kind=first, object=second)
+
+
 def try_lock(kind: LockKind, object_id: int, *, transactional: bool) -> bool:
     """Take the lock if it is free: until the transaction ends (`transactional`), else until `unlock`."""
     function = "pg_try_advisory_xact_lock" if transactional else "pg_try_advisory_lock"
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {function}(%s, %s)", key(kind, object_id))
-        return bool(cursor.fetchone()[0])
+        return bool(_call(function, kind, object_id).execute(cursor).fetchone()[0])
 
 
 def lock_for_transaction(kind: LockKind, object_id: int) -> None:
     """Wait for the lock and hold it until the transaction ends."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", key(kind, object_id))
+        _call("pg_advisory_xact_lock", kind, object_id).execute(cursor)
 
 
 def unlock(kind: LockKind, object_id: int) -> None:
     """Release a session lock `try_lock` took; a broken connection has dropped it already."""
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", key(kind, object_id))
+            _call("pg_advisory_unlock", kind, object_id).execute(cursor)
     except DatabaseError:
         pass  # the server drops a session's locks with its connection

@@ -17,11 +17,12 @@ from django.db.models import NOT_PROVIDED, QuerySet
 from graph_memory.adapter import case_firm_column, case_model, queryset_sql
 from graph_memory.consent.exclusions import excluded_sql
 from graph_memory.models import CaseSummary
+from graph_memory.plumbing.stmt import Stmt, sql
 
 
 @functools.cache
-def _insert_columns() -> tuple[list[str], list[str], list[Any]]:
-    """Column names, SELECT expressions and params for a brand-new summary row.
+def _insert_columns() -> tuple[list[str], list[str], dict[str, Any]]:
+    """Column names, SELECT expressions and their named values (sql()) for a brand-new summary row.
 
     Built once from the model so that a field added later gets its Python
     default (Django defaults are not database defaults).
@@ -36,7 +37,7 @@ def _insert_columns() -> tuple[list[str], list[str], list[Any]]:
     }
     columns: list[str] = []
     expressions: list[str] = []
-    params: list[Any] = []
+    defaults: dict[str, Any] = {}
     for field in CaseSummary._meta.concrete_fields:
         if field.primary_key:
             continue
@@ -45,11 +46,12 @@ def _insert_columns() -> tuple[list[str], list[str], list[Any]]:
         elif field.null and field.default is NOT_PROVIDED:
             continue  # left NULL
         else:
-            expression = "%s"
-            params.append(field.get_db_prep_save(field.get_default(), connection))
+            name = f"default_{field.column}"
+            expression = f"%({name})s"
+            defaults[name] = field.get_db_prep_save(field.get_default(), connection)
         columns.append(connection.ops.quote_name(field.column))
         expressions.append(expression)
-    return columns, expressions, params
+    return columns, expressions, defaults
 
 
 def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
@@ -65,18 +67,16 @@ def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
     """
     case_meta = case_model()._meta
     pk_column = f"c.{case_meta.pk.column}"
-    where_params: list[Any]
     if isinstance(case_ids, QuerySet):
-        subquery, subquery_params = queryset_sql(case_ids.values("pk"))
-        where = f"{pk_column} IN ({subquery})"
-        where_params = list(subquery_params)
+        where = f"{pk_column} IN ({{cases}})"
+        named: dict[str, Any] = {"cases": Stmt(*queryset_sql(case_ids.values("pk")))}
     else:
         ids = sorted({int(pk) for pk in case_ids})
         if not ids:
             return 0
-        where = f"{pk_column} = ANY(%s::bigint[])"
-        where_params = [ids]
-    columns, expressions, insert_params = _insert_columns()
+        where = f"{pk_column} = ANY(%(ids)s::bigint[])"
+        named = {"ids": ids}
+    columns, expressions, defaults = _insert_columns()
     table = connection.ops.quote_name(CaseSummary._meta.db_table)
     case_column = connection.ops.quote_name(CaseSummary._meta.get_field("case").column)
     # ON CONFLICT makes insert-or-update one atomic statement: two concurrent
@@ -84,15 +84,15 @@ def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
     # race. ORDER BY takes row locks in one order, so two transactions marking
     # overlapping sets cannot deadlock. On the right of SET, bare column names
     # are the existing row's values.
-    sql = (
+    statement = sql(
         f"INSERT INTO {table} ({', '.join(columns)}) "
         f"SELECT {', '.join(expressions)} FROM {connection.ops.quote_name(case_meta.db_table)} c "
         f"WHERE {where} AND NOT {excluded_sql('c')} ORDER BY {pk_column} "
         f"ON CONFLICT ({case_column}) DO UPDATE SET "
         f"stale = TRUE, "
         f"generation = {table}.generation + 1, "
-        f"stale_since = CASE WHEN {table}.stale THEN COALESCE({table}.stale_since, now()) ELSE now() END"
-    )
+        f"stale_since = CASE WHEN {table}.stale THEN COALESCE({table}.stale_since, now()) ELSE now() END",
+        **defaults, **named,
+    )  # fmt: skip
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*insert_params, *where_params])
-        return cursor.rowcount
+        return statement.execute(cursor).rowcount

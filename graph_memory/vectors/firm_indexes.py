@@ -29,6 +29,7 @@ from django.db import DatabaseError, connection
 from graph_memory import conf
 from graph_memory.models import CaseSummary
 from graph_memory.plumbing import locks
+from graph_memory.plumbing.stmt import Stmt, sql
 
 logger = logging.getLogger(__name__)
 
@@ -43,11 +44,12 @@ def index_name(firm_id: int) -> str:
     return f"{PREFIX}{int(firm_id)}"
 
 
-def exists_sql() -> str:
-    """SQL, one boolean: whether the firm given as the parameter (its index name) has a valid index of its own."""
-    return (
-        f"coalesce((SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%s) "
-        f"AND i.indrelid = '{S}'::regclass), false)"
+def exists_statement(firm_id: int) -> Stmt:
+    """One boolean: whether firm `firm_id` has a valid index of its own."""
+    return sql(
+        "coalesce((SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass(%(index)s) "
+        f"AND i.indrelid = '{S}'::regclass), false)",
+        index=index_name(firm_id),
     )
 
 
@@ -68,24 +70,21 @@ class InsideTransaction(RuntimeError):
 
 
 def _vector_counts(firm_id: int | None) -> dict[int, int]:
-    where = "" if firm_id is None else "AND firm_id = %s"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT firm_id, count(*) FROM {S} WHERE embedding IS NOT NULL {where} GROUP BY firm_id",
-            [] if firm_id is None else [firm_id],
-        )
-        return dict(cursor.fetchall())
+    where = "" if firm_id is None else "AND firm_id = %(firm)s"
+    counts = sql(
+        f"SELECT firm_id, count(*) FROM {S} WHERE embedding IS NOT NULL {where} GROUP BY firm_id", firm=firm_id
+    )
+    return dict(counts.rows())
 
 
 def existing() -> dict[int, bool]:
     """{firm id: whether its index is valid} for every firm index on the summary table."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-            f"WHERE i.indrelid = '{S}'::regclass AND c.relname LIKE %s",
-            [PREFIX.replace("_", r"\_") + "%"],
-        )
-        return {int(name[len(PREFIX):]): valid for name, valid in cursor.fetchall()}
+    found = sql(
+        "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        f"WHERE i.indrelid = '{S}'::regclass AND c.relname LIKE %(pattern)s",
+        pattern=PREFIX.replace("_", r"\_") + "%",
+    ).rows()
+    return {int(name[len(PREFIX):]): valid for name, valid in found}
 
 
 def ensure_search_indexes(*, firm_id: int | None = None, progress: Callable[[str], None] | None = None) -> IndexChanges:

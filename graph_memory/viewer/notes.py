@@ -35,6 +35,7 @@ from graph_memory import conf
 from graph_memory.adapter import NoteOrigin, NotSupported, Viewer, get_adapter
 from graph_memory.consent.exclusions import MemoryExcluded, case_excluded
 from graph_memory.models import NoteFiling
+from graph_memory.plumbing.stmt import sql
 from graph_memory.refresh.marking import mark_stale
 from graph_memory.viewer.selectors import NodeRef
 from graph_memory.viewer.sources import case_node_get, source_get
@@ -189,13 +190,14 @@ def _claim_key(*, firm_id: int, filer: Viewer, key: str, case_id: int, fingerpri
     ON CONFLICT DO NOTHING against the unique key: a concurrent filing with the same key waits here
     until the first one's transaction ends, then finds its row (or, if it rolled back, takes the key).
     """
+    claim = sql(
+        f"INSERT INTO {NoteFiling._meta.db_table} (firm_id, filer_id, key, case_id, fingerprint, note_key, created_at) "
+        "VALUES (%(firm)s, %(filer)s, %(key)s, %(case)s, %(fingerprint)s, '', now()) "
+        "ON CONFLICT (firm_id, filer_id, key) DO NOTHING RETURNING id",
+        firm=firm_id, filer=filer.pk, key=key, case=case_id, fingerprint=fingerprint,
+    )  # fmt: skip
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {NoteFiling._meta.db_table} (firm_id, filer_id, key, case_id, fingerprint, note_key, created_at) "
-            "VALUES (%s, %s, %s, %s, %s, '', now()) ON CONFLICT (firm_id, filer_id, key) DO NOTHING RETURNING id",
-            [firm_id, filer.pk, key, case_id, fingerprint],
-        )
-        row = cursor.fetchone()
+        row = claim.execute(cursor).fetchone()
     return None if row is None else int(row[0])
 
 

@@ -133,7 +133,7 @@ _VIS = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) AS v(id))"
 # pg_class.reltuples is the planner's estimate (-1 before the first ANALYZE, which leaves SEARCH_EXACT_MAX
 # alone in force): reading it costs nothing, where counting the index's rows would cost more than the
 # search. A viewer who sees the whole of a firm that has an index of its own (a firm admin) gets -1:
-# nothing is counted, and that index answers. `{own_index}`: firm_indexes.exists_sql for the viewer's firm.
+# nothing is counted, and that index answers. `{own_index}`: firm_indexes.exists_statement for the viewer's firm.
 _CAP = (
     "cap AS (SELECT CASE WHEN %(whole_firm)s AND {own_index} THEN -1 "
     "ELSE greatest(%(exact_max)s, floor(%(exact_share)s * greatest(c.reltuples, 0))) END::bigint AS cap "
@@ -205,7 +205,7 @@ def _ranking_names(scope: Scope, *, model: str | None, depth: int, force: str | 
         cap = _CAP
     return {
         "model": model, "depth": depth, "cap": cap, "forced_cap": 2**62 if force == "exact" else -1,
-        "own_index": Stmt(firm_indexes.exists_sql(), (firm_indexes.index_name(scope.firm_id or 0),)),
+        "own_index": firm_indexes.exists_statement(scope.firm_id or 0),
         "exact_max": int(conf.get("SEARCH_EXACT_MAX")), "exact_share": float(conf.get("SEARCH_EXACT_SHARE")),
         "firm_ef": max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth),
         "shared_ef": max(int(conf.get("SEARCH_EF_SEARCH")), depth),

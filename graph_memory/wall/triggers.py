@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.utils import CursorWrapper
 
+from graph_memory.plumbing.stmt import sql
+
 logger = logging.getLogger(__name__)
 
 
@@ -76,21 +78,21 @@ def after_statement(
 def installed(triggers: TriggerSet, *, using: str = DEFAULT_DB_ALIAS) -> list[tuple[str, str]]:
     """(trigger, table) of every trigger of the set in the database, by name."""
     with connections[using].cursor() as cursor:
-        cursor.execute(
-            "SELECT tgname, tgrelid::regclass::text FROM pg_trigger WHERE NOT tgisinternal AND starts_with(tgname, %s) "
-            "ORDER BY 2, 1",
-            [triggers.prefix],
-        )
-        return [(name, table) for name, table in cursor.fetchall()]
+        found = sql(
+            "SELECT tgname, tgrelid::regclass::text FROM pg_trigger WHERE NOT tgisinternal "
+            "AND starts_with(tgname, %(prefix)s) ORDER BY 2, 1",
+            prefix=triggers.prefix,
+        ).execute(cursor)
+        return [(name, table) for name, table in found.fetchall()]
 
 
 def _installed_functions(triggers: TriggerSet, cursor: CursorWrapper) -> list[str]:
-    cursor.execute(
-        "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE starts_with(p.proname, %s) "
+    found = sql(
+        "SELECT p.oid::regprocedure::text FROM pg_proc p WHERE starts_with(p.proname, %(prefix)s) "
         "AND p.pronamespace = current_schema()::regnamespace",
-        [triggers.prefix],
-    )
-    return [row[0] for row in cursor.fetchall()]
+        prefix=triggers.prefix,
+    ).execute(cursor)
+    return [row[0] for row in found.fetchall()]
 
 
 def install(triggers: TriggerSet, *, using: str = DEFAULT_DB_ALIAS) -> int:

@@ -43,6 +43,7 @@ from graph_memory.adapter import RECORD_KINDS, CaseHeader, Record, SliceLimits, 
 from graph_memory.adapter import firm_cases as firm_cases_of
 from graph_memory.map.names import MAX_QUERY_WORDS, lookup_key, party_key
 from graph_memory.models import CaseSummary, Edge, NoteRefusal
+from graph_memory.plumbing.stmt import Stmt, sql
 from graph_memory.wall import access
 from graph_memory.wall.writeback.facts import RUN_WORDS, Facts, Probe, facts_of, phrases_of, words_of
 
@@ -111,8 +112,10 @@ class _CaseFacts:
     folded: str = ""  # every word of the case's texts, folded, space-delimited (a name of its own is in it)
 
 
-def _sql(pieces: list[tuple[str, tuple[Any, ...]]], joiner: str) -> tuple[str, tuple[Any, ...]]:
-    return joiner.join(s for s, _ in pieces), tuple(p for _, params in pieces for p in params)
+def _each(template: str, parts: list[tuple[str, tuple[Any, ...]]], joiner: str) -> Stmt:
+    """`template`, whose `{part}` is a statement, once for each of `parts` (SQL and parameters), joined by `joiner`."""
+    names = {f"part_{i}": Stmt(*part) for i, part in enumerate(parts)}
+    return sql(joiner.join(template.replace("{part}", f"{{{name}}}") for name in names), **names)
 
 
 def crossing_case_ids_sql(*, holders: list[Any], case_id: int, firm_id: int) -> tuple[str, tuple[Any, ...]] | None:
@@ -122,22 +125,22 @@ def crossing_case_ids_sql(*, holders: list[Any], case_id: int, firm_id: int) -> 
     Filing a note, `holders` is the filer; the lint passes the case's audience. A host whose adapter
     cannot say who may open a case (`case_member_ids`) has every other case of the holders crossing.
     """
-    held = [sql for sql in (access.visible_case_ids_sql(h) for h in holders) if sql is not None]
+    held = [s for s in (access.visible_case_ids_sql(h) for h in holders) if s is not None]
     if not held:
         return None
     audience = access.case_audience(case_id=case_id, firm_id=firm_id)
-    union_sql, union_params = _sql([(f"({s})", p) for s, p in held], " UNION ")
-    sql = f"SELECT h.id FROM ({union_sql}) h(id) WHERE h.id <> %s"
-    params: tuple[Any, ...] = (*union_params, case_id)
+    crossing = sql(
+        "SELECT h.id FROM ({held}) h(id) WHERE h.id <> %(case)s", held=_each("({part})", held, " UNION "), case=case_id
+    )
     if audience is not None:
         # A lone holder sees all of their own cases: asking for theirs again would change nothing.
         mine = {h.pk for h in holders} if len(holders) == 1 else set()
         readers = [s for s in (access.visible_case_ids_sql(u) for u in audience if u.pk not in mine) if s is not None]
         if not readers:
             return None
-        every_sql, every_params = _sql([(f"h.id IN ({s})", p) for s, p in readers], " AND ")
-        sql, params = f"{sql} AND NOT ({every_sql})", (*params, *every_params)
-    return sql, params
+        every = _each("h.id IN ({part})", readers, " AND ")
+        crossing = sql("{crossing} AND NOT ({every})", crossing=crossing, every=every)
+    return crossing.sql, crossing.params
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,8 @@ def _slice_limits() -> SliceLimits:
 
 
 def _unnest(values: set[str]) -> RawSQL:
-    return RawSQL("SELECT unnest(%s::text[])", (sorted(values),))
+    statement = sql("SELECT unnest(%(values)s::text[])", values=sorted(values))
+    return RawSQL(statement.sql, statement.params)
 
 
 def _spans(words: list[str], hits: set[str]) -> list[str]:
