@@ -137,7 +137,7 @@ def test_citations_may_name_only_records_of_the_case(world: GuardWorld) -> None:
     response = post(world, world.lena, world.a, note_body(f"See [invoice:{b_invoice}] for the figure."))
     assert response.status_code == 400
     assert response.json()["error"]["field"] == "text" and f"invoice:{b_invoice}" in response.json()["error"]["message"]
-    response = post(world, world.lena, world.a, note_body("Checked.", title=f"About note:{b_invoice}"))
+    response = post(world, world.lena, world.a, note_body("Checked.", title=f"About invoice:{b_invoice}"))
     assert response.status_code == 400 and response.json()["error"]["field"] == "title"
     ok = post(world, world.lena, world.a, note_body(f"See [invoice:{a_invoice}] and case:header."))
     assert ok.status_code == 201, ok.content
