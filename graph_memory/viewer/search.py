@@ -199,12 +199,8 @@ VECTOR_RANKING = Read(
 
 def _ranking_names(scope: Scope, *, model: str | None, depth: int, force: str | None = None) -> dict[str, Any]:
     """The names the statements above use, for this scope (sql() fills them in)."""
-    if force is not None:
-        cap = _FORCED_CAP
-    else:
-        cap = _CAP
     return {
-        "model": model, "depth": depth, "cap": cap, "forced_cap": 2**62 if force == "exact" else -1,
+        "model": model, "depth": depth, "cap": _CAP if force is None else _FORCED_CAP, "forced_cap": 2**62 if force == "exact" else -1,
         "own_index": firm_indexes.exists_statement(scope.firm_id or 0),
         "exact_max": int(conf.get("SEARCH_EXACT_MAX")), "exact_share": float(conf.get("SEARCH_EXACT_SHARE")),
         "firm_ef": max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth),
