@@ -167,24 +167,34 @@ def _held(wanted: str) -> str:
 def _sync(pairs: str) -> tuple[str, ...]:
     """The statements that bring the rows of `pairs` up to date: (holder, case) rows, a NULL holder
     meaning every holder of the case. First each case's `SightCase` row (in case order) and the lock of
-    each holder's bucket (in bucket order); then each pair's case taken out of its holder's rows, row by
-    row by key (EACH_ROW: a row of no other case deleted, the others lessened); then each pair whose
-    grant still stands written back, from the case's edges as they are now. Each reads the tables one
+    each holder's bucket (in bucket order); then each pair's case taken out of the rows that should no
+    longer hold it (its grant ended, or the node left the case's edges), row by row by key (EACH_ROW: a
+    row of no other case deleted, the others lessened); then each pair whose grant still stands written
+    into the rows that lack its case or show the node's names as they were. A row already right is not
+    written. Each reads the tables one
     probe per pair or row (INDEXED): a case's rows through the GIN index of `cases`, a row by its key."""
     wanted = f"SELECT DISTINCT p.h, p.c FROM ({pairs}) p(h, c) WHERE p.c IS NOT NULL"
     take = (
         f"INSERT INTO {CASES} (case_id, version) SELECT DISTINCT p.c, 1 FROM ({wanted}) p ORDER BY p.c "
         f"ON CONFLICT (case_id) DO UPDATE SET version = {CASES}.version + 1"
     )
-    # Per row, every case of the statement's pairs it holds: a row left with none is deleted, the others
-    # lose those cases (each row written once).
-    # Per row, every case of the statement's pairs it holds (applied row by row by gm_sight_sync: EACH_ROW).
+    # Per row, every case of the statement's pairs it holds and should no longer hold: the holder's grant of
+    # the case ended, or the case has no edge to the node any more (in the row's firm). A row left with none
+    # is deleted, the others lose those cases (applied row by row by gm_sight_sync: EACH_ROW). A row that
+    # keeps its cases is not written at all: a change rewrites only what it changed, so a holder's lawyer
+    # node on a thousand cases is not rewritten (with its GIN entries) by every edit of one of them.
     hit = f"""{EACH_ROW}
+WITH held AS MATERIALIZED ({_held(wanted)})
 SELECT s.holder, s.node_id, s.firm_id, array_agg(DISTINCT p.c) AS gone
 FROM ({wanted}) p CROSS JOIN LATERAL (
     SELECT s.holder, s.node_id, s.firm_id FROM {SIGHT} s
     WHERE s.cases @> ARRAY[p.c]::bigint[] AND (p.h IS NULL OR s.holder = p.h) OFFSET 0
 ) s
+WHERE NOT EXISTS (SELECT 1 FROM held g WHERE g.holder = s.holder AND g.case_id = p.c)
+   OR NOT EXISTS (
+    SELECT 1 FROM {E} e WHERE e.case_id = p.c AND e.firm_id = s.firm_id
+    AND (e.source_id = s.node_id OR e.target_id = s.node_id)
+)
 GROUP BY s.holder, s.node_id, s.firm_id"""
     # A row holds a node for several of its holder's cases, so writers of different cases meet on it: each
     # takes its holders' buckets first, in order (after the cases, in order), and none waits on another in a
@@ -211,7 +221,8 @@ def _write(held: str, *, probe: bool = False) -> str:
         edges, node = f"JOIN {E} e ON e.case_id = g.case_id", f"JOIN {N} n ON n.id = g.id"
     # One row per (holder, node) in the statement (ON CONFLICT may touch a row once); a row already there
     # (the node reached through another case of the holder) gets these cases besides its own, and the node's
-    # names as they are now.
+    # names as they are now; it is left as it is (no new row version) when it holds them already under
+    # those names.
     return f"""
 INSERT INTO {SIGHT} AS s (holder, node_id, firm_id, kind, label, name_key, cases)
 SELECT g.holder, n.id, n.firm_id, n.kind, n.label, n.name_key, g.cases
@@ -224,6 +235,8 @@ FROM (
 ON CONFLICT (holder, node_id, firm_id) DO UPDATE SET
     cases = ARRAY(SELECT DISTINCT x FROM unnest(s.cases || EXCLUDED.cases) x ORDER BY x),
     kind = EXCLUDED.kind, label = EXCLUDED.label, name_key = EXCLUDED.name_key
+WHERE NOT s.cases @> EXCLUDED.cases
+   OR (s.kind, s.label, s.name_key) IS DISTINCT FROM (EXCLUDED.kind, EXCLUDED.label, EXCLUDED.name_key)
 """
 
 

@@ -254,9 +254,21 @@ def test_a_change_rewrites_the_rows_of_its_own_pairs_and_no_other(world: dict[st
     _new_counterparty(cases[0], lawyer)
     after = _rows()
     rewritten = {k for k in after if k not in before or before[k][1] != after[k][1]}
-    # Only rows that hold the case are written (a row holding it among others too); every other row is untouched.
-    assert rewritten and all(cases[0].pk in _cases(after[k]) for k in rewritten)
-    assert all(after.get(k) == row for k, row in before.items() if cases[0].pk not in _cases(row))
+    # Only the new counterparty's rows are written, one per holder of the case: the rows of the case's other
+    # nodes (its lawyers, its client, the case itself) already hold it and are not rewritten.
+    party = Node.objects.get(kind=Node.Kind.COUNTERPARTY, label="New Party").pk
+    assert rewritten and {node for _, node in rewritten} == {party}
+    assert {holder for holder, _ in rewritten} == {h for (h, _), row in before.items() if cases[0].pk in _cases(row)}
+    assert all(after[k] == row for k, row in before.items())
+
+    # A node renamed: its own rows, and no other row of the cases it is on.
+    client = Node.objects.get(kind=Node.Kind.CLIENT, ref_id=cases[1].client_id)
+    before = _rows()
+    _raw_rename_node(cases[1], lawyer)
+    after = _rows()
+    rewritten = {k for k in after if before[k][1] != after[k][1]}
+    assert rewritten and {node for _, node in rewritten} == {client.pk}
+    assert all(after[k][0][2] == "Raw Name" for k in rewritten)
 
     before = _rows()
     _grant(cases[4], lawyer)
