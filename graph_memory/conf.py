@@ -192,12 +192,13 @@ DEFAULTS: dict[str, Any] = {
     "SERVED_LEDGER_RETENTION_DAYS": 2557,
     # True: a legal hold; `memory_ledger prune` removes nothing, whatever the rows' age.
     "SERVED_LEDGER_LEGAL_HOLD": False,
-    # False: a read's ledger row is committed without waiting for its WAL flush (PostgreSQL's
-    # `synchronous_commit = off`, for that row's transaction only): the row costs about the INSERT
-    # alone, but a database crash may lose the rows of the last fraction of a second, whose answers
-    # were given (docs/BENCHMARKS.md, "Served ledger", measures both). A row written inside a
-    # transaction (a note's) always waits with it.
-    "SERVED_LEDGER_SYNCHRONOUS_COMMIT": True,
+    # False (the default): a read's ledger row is committed without waiting for its WAL flush
+    # (PostgreSQL's `synchronous_commit = off`, for that row's transaction only): the INSERT has
+    # succeeded before the answer is given, but a database crash may lose the rows of its last
+    # fraction of a second (at most three times `wal_writer_delay`), whose answers were given. True:
+    # each read waits for its row's flush (on a busy disk, milliseconds: docs/BENCHMARKS.md, "Served
+    # ledger", measures both). A row written inside a transaction (a note's) always commits with it.
+    "SERVED_LEDGER_SYNCHRONOUS_COMMIT": False,
     # Seconds between two runs of the periodic task that seals new rows into each firm's chain.
     "SERVED_LEDGER_SEAL_SECONDS": 60,
     # Rows one firm's seal takes per transaction (the task loops until none is left).

@@ -382,3 +382,51 @@ def test_every_tool_over_the_mcp_client_writes_one_row(
     assert [endpoint for endpoint, _ in seen] == [f"mcp:{name}" for name, _ in plan]
     assert {status for _, status in seen} == {"ok", "invalid"}
     assert all(json.dumps(r.case_ids) for r in ServedRow.objects.all())
+
+
+_WATCH = f"""
+CREATE TABLE gm_test_commit_seen (setting text, in_note boolean);
+CREATE FUNCTION gm_test_watch_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO gm_test_commit_seen VALUES (current_setting('synchronous_commit'), NEW.endpoint LIKE '%Note%');
+    RETURN NEW;
+END $$;
+CREATE TRIGGER gm_test_watch_commit BEFORE INSERT ON {ServedRow._meta.db_table}
+FOR EACH ROW EXECUTE FUNCTION gm_test_watch_commit();
+"""
+_UNWATCH = (
+    f"DROP TRIGGER gm_test_watch_commit ON {ServedRow._meta.db_table}; DROP FUNCTION gm_test_watch_commit(); "
+    "DROP TABLE gm_test_commit_seen;"
+)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reads_row_commits_unflushed_unless_the_firm_asks_for_the_flush(
+    demo_firm: Firm, demo_users: dict[str, User], settings: Any
+) -> None:
+    """What the row's own transaction commits with, as PostgreSQL sees it while inserting the row: `off` for a
+    read by default (the INSERT sets it, for its transaction only), the session's `on` with the setting True,
+    and a note's row always with the note's transaction (`on`); the next statement of the session is `on` again."""
+    world = build_world(demo_firm, demo_users, settings)
+    c014 = str(node("case", C014).pk)
+    with connection.cursor() as cursor:
+        cursor.execute(_WATCH)
+    try:
+        assert world.get("alice", f"{PREFIX}nodes/{c014}/brief/").status_code == 200
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('synchronous_commit')")
+            assert cursor.fetchone() == ("on",)  # local to the row's transaction: the session keeps its own
+        settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SERVED_LEDGER_SYNCHRONOUS_COMMIT": True}
+        assert world.get("alice", f"{PREFIX}nodes/{c014}/brief/").status_code == 200
+        settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SERVED_LEDGER_SYNCHRONOUS_COMMIT": False}
+        note = world.client("alice").post(
+            f"{PREFIX}cases/{c014}/notes/", {"title": "Call", "text": "A call."}, content_type="application/json"
+        )
+        assert note.status_code == 201
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT setting, in_note FROM gm_test_commit_seen")
+            seen = cursor.fetchall()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(_UNWATCH)
+    assert seen == [("off", False), ("on", False), ("on", True)]
