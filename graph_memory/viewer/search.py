@@ -60,7 +60,7 @@ from graph_memory.plumbing.stmt import Stmt
 from graph_memory.summaries.instruction_like import is_instruction_like
 from graph_memory.vectors import embeddings, firm_indexes
 from graph_memory.viewer.selectors import NodeRef
-from graph_memory.wall.scope import Read, Scope, rows, scope_of
+from graph_memory.wall.scope import Read, Scope, may_open, rows, scope_of
 
 logger = logging.getLogger(__name__)
 
@@ -112,9 +112,10 @@ _ONE_SUMMARY = (
     "WHERE s.case_id = vis.id AND s.embedding_model = %(model)s AND s.embedding IS NOT NULL OFFSET 0"
 )
 
-# The wall as a condition on each summary `s` a walk or scan meets: IS TRUE keeps the planner from
-# turning it into a join (which would rank every visible row instead of walking the index), OFFSET 0
-# from hashing every visible id first (a firm admin's ten thousand, for ten candidates).
+# The wall as a condition on each summary `s` a walk or scan meets, where the word ranking's probe is a
+# join (`may_open`): IS TRUE keeps the planner from turning it into a join (which would rank every visible
+# row instead of walking the index), OFFSET 0 from hashing every visible id first (a firm admin's ten
+# thousand, for ten candidates).
 _PROBED = "(EXISTS (SELECT 1 FROM ({visible}) AS v(id) WHERE v.id = s.case_id OFFSET 0)) IS TRUE"
 
 # Where an exact scan reads the visible vectors (rows `s` with case_id and embedding): a lawyer's from each
@@ -285,7 +286,7 @@ _WORD_ORDER = "m.found DESC, m.rank_cd DESC, m.case_id"
 # The firm's matches in rank order, each probed against the wall: a firm admin's, and a lawyer's past the cap.
 _PROBED_MATCHES = f"""SELECT m.case_id, m.found, m.rank_cd
     FROM ({{matches}} ORDER BY found DESC, rank_cd DESC, case_id OFFSET 0) AS m
-    CROSS JOIN LATERAL (SELECT 1 FROM ({{visible}}) AS w(id) WHERE w.id = m.case_id LIMIT 1) AS still_open
+    {may_open("m.case_id")}
     ORDER BY {_WORD_ORDER} LIMIT %(depth)s"""
 # The CTE `kw` (case_id, found, rank): the `depth` visible summaries that hold the query's words best.
 # `{ranked}`: the matches, by the vector ranking's rule (`n.exact`):

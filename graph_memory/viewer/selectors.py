@@ -27,6 +27,11 @@ from graph_memory.plumbing.stmt import Stmt, sql
 from graph_memory.wall import access, reads
 from graph_memory.wall.scope import Scope, columns_and_rows, rows, scope_of
 
+N = Node._meta.db_table
+_ROLE = {Edge.Kind.FOR_CLIENT.value: "client", Edge.Kind.AGAINST.value: "counterparty"}
+# Candidates scored in Python (names.conflict_match) at most: past it, `has_more`.
+CONFLICT_CANDIDATES = 200
+
 
 @dataclass(frozen=True)
 class NodeRef:
@@ -152,12 +157,6 @@ def nodes_lookup(*, viewer: Viewer, q: str, kind: str | None = None, limit: int 
     )  # fmt: skip
     results = [NodeRef(id=str(pk), kind=node_kind, label=label) for pk, node_kind, label in found[:limit]]
     return NodePage(results=results, has_more=len(found) > limit)
-
-
-N = Node._meta.db_table
-_ROLE = {Edge.Kind.FOR_CLIENT.value: "client", Edge.Kind.AGAINST.value: "counterparty"}
-# Candidates scored in Python (names.conflict_match) at most: past it, `has_more`.
-CONFLICT_CANDIDATES = 200
 
 
 def _conflict_probes(groups: list[list[list[str]]]) -> Stmt:

@@ -4,7 +4,8 @@ Each `Read` (scope.Read) holds a read's statements side by side, and
 `scope.rows` runs the one that fits the viewer:
 
 - **whole_firm**, a firm admin's: nothing of the firm is hidden from them, so
-  it starts from what matches, with the wall probed per candidate row.
+  it starts from what matches, with the wall probed per candidate row
+  (`scope.may_open`).
 - **walled**, anyone else's: it starts from the cases the viewer may open
   (`{visible}`, the access statement, which itself starts from their grants)
   and reaches nodes and edges from there, never the other way round: so its
@@ -32,7 +33,7 @@ from __future__ import annotations
 from graph_memory.map.names import HOLDER_MARK
 from graph_memory.models import Edge, Node, Sight
 from graph_memory.models.graph import LOOKUP_WORDS_EXPRESSION, PARTY_VARIANTS_COLUMN
-from graph_memory.wall.scope import Read
+from graph_memory.wall.scope import Read, may_open
 
 N, E = Node._meta.db_table, Edge._meta.db_table
 CASE = Node.Kind.CASE.value
@@ -207,13 +208,10 @@ party AS MATERIALIZED (
 # Each reads the rows of the viewer's holders (`{holders}`: themselves and their groups, graph_memory.wall.sight)
 # in their firm, through an index that starts with the holder, so its cost follows what they may see;
 # `sight.answer` runs it only while the sight is built, and every row it returns is checked once more
-# against the wall itself (`_STILL_OPEN`). A (node, case) pair two holders share is read once. Same columns as above.
+# against the wall itself (`may_open`). A (node, case) pair two holders share is read once. Same columns as above.
 S = Sight._meta.db_table
 # The viewer's rows of the sight (alias `s`).
 _MINE = "s.holder = ANY(ARRAY({holders})) AND s.firm_id = %(firm)s"
-# A join keeping a row only if the viewer may still open its case: one probe of the wall per row
-# (LIMIT 1 keeps PostgreSQL from joining the whole list of visible cases instead).
-_STILL_OPEN = "CROSS JOIN LATERAL (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = {case} LIMIT 1) still_open"
 # The cases of the node in the viewer's rows, each once (alias `s`: node_id, case_id).
 _NODE_CASES = (
     f"(SELECT DISTINCT s.node_id, c.case_id FROM {S} s CROSS JOIN LATERAL unnest(s.cases) c(case_id) "
@@ -226,7 +224,7 @@ _SIGHT_NODE = f"""
 WITH me AS (SELECT * FROM {N} WHERE id = %(node)s AND firm_id = %(firm)s)
 SELECT me.* FROM me
 WHERE (me.kind = '{CASE}' AND EXISTS (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = me.ref_id))
-   OR EXISTS (SELECT 1 FROM {_NODE_CASES} {_STILL_OPEN.format(case="s.case_id")})
+   OR EXISTS (SELECT 1 FROM {_NODE_CASES} {may_open("s.case_id")})
 """
 
 # The wall is probed once per case of the node, before its edges are read: a case node's walk
@@ -235,7 +233,7 @@ _SIGHT_WALK = f"""
 WITH me AS (SELECT id, kind, label FROM {N} WHERE id = %(node)s AND firm_id = %(firm)s),
 mine AS (
     SELECT e.kind, e.case_id, CASE WHEN e.source_id = s.node_id THEN e.target_id ELSE e.source_id END AS other
-    FROM {_NODE_CASES} {_STILL_OPEN.format(case="s.case_id")} CROSS JOIN LATERAL (
+    FROM {_NODE_CASES} {may_open("s.case_id")} CROSS JOIN LATERAL (
         SELECT * FROM {E} e
         WHERE e.case_id = s.case_id AND (e.source_id = s.node_id OR e.target_id = s.node_id) AND e.firm_id = %(firm)s
         OFFSET 0
@@ -243,7 +241,7 @@ mine AS (
 )
 {_WALK_PAGE}"""
 
-_SIGHT_CASES_OF_NODE = f"SELECT s.case_id FROM {_NODE_CASES} {_STILL_OPEN.format(case='s.case_id')}"
+_SIGHT_CASES_OF_NODE = f"SELECT s.case_id FROM {_NODE_CASES} {may_open('s.case_id')}"
 
 # Names are found holder by holder, through the holders' words index (migration 0017: graph_memory_lookup_words
 # keyed by holder; `names.lookup_query` with the holder in its place) and the LIKE keeps the exact ones; the
@@ -263,25 +261,13 @@ SELECT n.node_id, n.kind, n.label FROM (
         ) s
         ORDER BY s.node_id, s.cases[1]
     ) d ORDER BY d.prefix DESC, d.label, d.node_id OFFSET 0
-) n {_STILL_OPEN.format(case="n.case_id")}
+) n {may_open("n.case_id")}
 ORDER BY n.prefix DESC, n.label, n.node_id
 LIMIT %(fetch)s
 """
 
 
 # --- a firm admin's: from what matches --------------------------------------------------------------------
-
-
-def _visible(case_id: str) -> str:
-    """A join that keeps a row only if the viewer may open case `case_id`.
-
-    LATERAL with LIMIT 1 makes PostgreSQL probe the access query once per
-    candidate row (an index lookup or two) instead of first listing every
-    case the viewer may open: a walk or a lookup touches far fewer cases than
-    a large firm holds.
-    """
-    return f"CROSS JOIN LATERAL (SELECT 1 FROM ({{visible}}) v(case_id) WHERE v.case_id = {case_id} LIMIT 1) ok"
-
 
 # A node if an edge of a case the viewer may open touches it.
 _FIRM_NODE = f"""
@@ -307,10 +293,10 @@ LEFT JOIN LATERAL (
         SELECT o.id, o.kind, o.label, m.kind AS edge, m.case_id FROM mine m JOIN {N} o ON o.id = m.other
         WHERE %(kind)s::text IS NULL OR o.kind = %(kind)s
         ORDER BY o.kind, o.label, o.id, m.kind OFFSET 0
-    ) sorted {_visible("sorted.case_id")}
+    ) sorted {may_open("sorted.case_id")}
     ORDER BY sorted.kind, sorted.label, sorted.id, sorted.edge LIMIT %(fetch)s
 ) page ON true
-WHERE EXISTS (SELECT 1 FROM mine m {_visible("m.case_id")})
+WHERE EXISTS (SELECT 1 FROM mine m {may_open("m.case_id")})
 """
 
 # The ids of the cases with an edge to the node (a brief's cases: nothing is hidden from a firm admin).
@@ -328,7 +314,7 @@ SELECT n.id, n.kind, n.label FROM (
     ORDER BY prefix DESC, label, id OFFSET 0
 ) n
 CROSS JOIN LATERAL (
-    SELECT 1 FROM {E} e {_visible("e.case_id")}
+    SELECT 1 FROM {E} e {may_open("e.case_id")}
     WHERE (e.source_id = n.id OR e.target_id = n.id) AND e.firm_id = %(firm)s LIMIT 1
 ) seen
 ORDER BY n.prefix DESC, n.label, n.id
@@ -359,7 +345,7 @@ seen AS (
     -- One probe of the edges per candidate (LATERAL, LIMIT 1): as a semi-join, an estimate of thousands
     -- of candidates (the planner cannot weigh the probes' strings) once hashed every edge of the firm.
     SELECT c.* FROM candidate c CROSS JOIN LATERAL (
-        SELECT 1 FROM {E} e {_visible("e.case_id")}
+        SELECT 1 FROM {E} e {may_open("e.case_id")}
         WHERE e.target_id = c.id AND e.kind IN {PARTY_EDGES} AND e.firm_id = %(firm)s LIMIT 1
     ) one_case
     ORDER BY c.exact DESC, c.words DESC, c.label, c.id
@@ -367,7 +353,7 @@ seen AS (
 )
 SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge
 FROM seen s CROSS JOIN LATERAL (
-    SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {_visible("e.case_id")}
+    SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {may_open("e.case_id")}
     CROSS JOIN LATERAL (SELECT c.id, c.kind, c.label FROM {N} c WHERE c.id = e.source_id OFFSET 0) c
     WHERE e.target_id = s.id AND e.kind IN {PARTY_EDGES} AND e.firm_id = %(firm)s
     ORDER BY c.label, c.id, e.kind LIMIT %(fetch)s

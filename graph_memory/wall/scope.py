@@ -14,6 +14,7 @@
 Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
 (their firm's id), `%(whole_firm)s` and, in a sighted statement, `{holders}`
 (the viewer and their groups, the sight's keys): `rows()` supplies them.
+`may_open(case)` is the join that probes `{visible}` for one row's case.
 """
 
 from __future__ import annotations
@@ -61,6 +62,19 @@ def scope_of(viewer: Viewer) -> Scope:
         visible=None if visible is None else Stmt(*visible),
         sighted=not whole_firm and sight.enabled(),
     )
+
+
+def may_open(case: str) -> str:
+    """A template's join that keeps a row only if the viewer may open its case (`case`: that case's id, as
+    SQL over the row): one probe of `{visible}` per candidate row.
+
+    LATERAL with LIMIT 1 makes PostgreSQL probe the access statement once per candidate (an index lookup
+    or two) instead of first listing every case the viewer may open: a read that checks its candidates in
+    order until its page is full touches far fewer cases than a large firm holds. Every read that probes
+    the wall per candidate uses it: a firm admin's reads (wall/reads.py), the word search past the cap
+    (viewer/search.py), and the sighted reads, which check each row of the sight once more against the wall.
+    """
+    return f"CROSS JOIN LATERAL (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = {case} LIMIT 1) may_open"
 
 
 _DECLARED: dict[str, Read] = {}

@@ -1,9 +1,11 @@
 """The access ledger as a firm admin and an operator read it: admin pages, CSV, `memory_access`, deletion.
 
-Two firms side by side, each with a case, a lawyer on it and an admin. A
-firm admin's changelist, CSV export and question page hold their firm's rows
-only, whatever ids they send; another firm's case or user is answered like
-one that never existed. A deleted case keeps its rows and nothing of its text.
+The cast's firm (tests/cast.py: a case, its owner, a teammate on it, an
+outsider and the firm admin) beside the other firm, whose admin has a case
+with a lawyer on it too (`theirs`). A firm admin's changelist, CSV export and
+question page hold their firm's rows only, whatever ids they send; another
+firm's case or user is answered like one that never existed. A deleted case
+keeps its rows and nothing of its text.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from django.utils import timezone
 
 from accounts.models import Firm, User
 from graph_memory.models import AccessChange
-from practice.models import Case, CaseTeamMember
-from tests.factories import CaseFactory, FirmFactory, UserFactory
+from practice.models import Case
+from tests.cast import Cast
+from tests.factories import CaseFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -31,26 +34,20 @@ CHANGELIST = "admin:graph_memory_accesschange_changelist"
 QUESTION = "admin:graph_memory_access_question"
 
 
-@dataclass
-class Side:
+@dataclass(frozen=True)
+class Theirs:
+    """The other firm's side: a case of theirs and a lawyer on its team (their admin is the cast's)."""
+
     firm: Firm
-    admin: User
     lawyer: User
     case: Case
 
 
-def _side(slug: str) -> Side:
-    firm = FirmFactory(slug=slug)
-    admin = UserFactory(firm=firm, username=f"{slug}-admin", role=User.Role.ADMIN)
-    lawyer = UserFactory(firm=firm, username=f"{slug}-lawyer")
-    case = CaseFactory(firm=firm, title=f"{slug.title()} secret merger", key=f"{slug}-1")
-    CaseTeamMember.objects.create(case=case, user=lawyer, firm=firm)
-    return Side(firm, admin, lawyer, case)
-
-
 @pytest.fixture
-def sides() -> tuple[Side, Side]:
-    return _side("ours"), _side("theirs")
+def theirs(personas: Cast) -> Theirs:
+    firm = personas.other_firm
+    lawyer = UserFactory(firm=firm, username="theirs-lawyer")
+    return Theirs(firm, lawyer, CaseFactory(firm=firm, title="Theirs secret merger", key="theirs-1", team=[lawyer]))
 
 
 def _login(user: User) -> HttpClient:
@@ -64,9 +61,9 @@ def _csv(response: Any) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(response.content.decode())))
 
 
-def test_a_firm_admin_sees_and_exports_their_firms_rows_only(sides: tuple[Side, Side]) -> None:
-    ours, theirs = sides
-    http = _login(ours.admin)
+def test_a_firm_admin_sees_and_exports_their_firms_rows_only(personas: Cast, theirs: Theirs) -> None:
+    ours = personas
+    http = _login(ours.firm_admin)
     page = http.get(reverse(CHANGELIST))
     assert page.status_code == 200
     shown = page.context["cl"].result_list
@@ -81,25 +78,26 @@ def test_a_firm_admin_sees_and_exports_their_firms_rows_only(sides: tuple[Side, 
     # Another firm's row answers 404, like a row that does not exist.
     theirs_row = AccessChange.objects.filter(firm_id=theirs.firm.pk).first()
     assert http.get(reverse("admin:graph_memory_accesschange_change", args=[theirs_row.pk])).status_code == 404
-    # A lawyer sees nothing of it.
-    assert _login(ours.lawyer).get(reverse(CHANGELIST)).status_code in (302, 403)
+    # A lawyer sees nothing of it, on the case or not.
+    for lawyer in (ours.owner, ours.teammate, ours.outsider):
+        assert _login(lawyer).get(reverse(CHANGELIST)).status_code in (302, 403)
 
 
-def test_the_question_page_answers_for_the_firm_only(sides: tuple[Side, Side]) -> None:
-    ours, theirs = sides
-    http = _login(ours.admin)
+def test_the_question_page_answers_for_the_firm_only(personas: Cast, theirs: Theirs) -> None:
+    ours = personas
+    http = _login(ours.firm_admin)
     at = timezone.now().isoformat()
     page = http.get(reverse(QUESTION), {"case": ours.case.key, "at": at})
     assert page.status_code == 200 and not page.context["error"]
-    assert {r[0] for r in page.context["rows"]} == {str(u.pk) for u in (ours.admin, ours.lawyer, ours.case.owner)}
+    assert {r[0] for r in page.context["rows"]} == {str(u.pk) for u in (ours.firm_admin, ours.teammate, ours.owner)}
     exported = _csv(http.get(reverse(QUESTION), {"case": ours.case.key, "at": at, "csv": "1"}))
     why = {row["id"]: row["why"] for row in exported}
     assert why == {
-        str(ours.admin.pk): "firm admin",
-        str(ours.lawyer.pk): "team grant",
-        str(ours.case.owner_id): "owner",
+        str(ours.firm_admin.pk): "firm admin",
+        str(ours.teammate.pk): "team grant",
+        str(ours.owner.pk): "owner",
     }
-    cases = http.get(reverse(QUESTION), {"user": ours.lawyer.username, "at": at})
+    cases = http.get(reverse(QUESTION), {"user": ours.teammate.username, "at": at})
     assert [r[0] for r in cases.context["rows"]] == [str(ours.case.pk)]
     # Another firm's case and user, by reference, id or name: the answer for what does not exist.
     for asked in ({"case": theirs.case.key}, {"case": str(theirs.case.pk)}, {"case": "999999"}):
@@ -111,15 +109,15 @@ def test_the_question_page_answers_for_the_firm_only(sides: tuple[Side, Side]) -
     assert theirs.case.title not in http.get(reverse(QUESTION), {"case": str(theirs.case.pk)}).content.decode()
 
 
-def test_a_deleted_case_keeps_its_rows_and_none_of_its_text(sides: tuple[Side, Side]) -> None:
-    ours, _ = sides
+def test_a_deleted_case_keeps_its_rows_and_none_of_its_text(personas: Cast) -> None:
+    ours = personas
     case_id, title = ours.case.pk, ours.case.title
     before = AccessChange.objects.filter(case_id=case_id).count()
     Case.objects.get(pk=case_id).delete()
     rows = AccessChange.objects.filter(case_id=case_id)
     assert rows.count() > before  # its own rows stay, and its deletion and the grants' ends are added
     assert rows.filter(kind=AccessChange.Kind.CASE, granted=False, reason=AccessChange.Reason.DELETED).count() == 1
-    http = _login(ours.admin)
+    http = _login(ours.firm_admin)
     page = http.get(reverse(CHANGELIST)).content.decode()
     assert title not in page and f"[deleted case] #{case_id}" in page
     exported = _csv(http.post(reverse(CHANGELIST), {"action": "export_csv",
@@ -128,25 +126,25 @@ def test_a_deleted_case_keeps_its_rows_and_none_of_its_text(sides: tuple[Side, S
     assert title not in str(exported)
 
 
-def test_memory_access_answers_both_questions(sides: tuple[Side, Side]) -> None:
-    ours, theirs = sides
+def test_memory_access_answers_both_questions(personas: Cast, theirs: Theirs) -> None:
+    ours, slug = personas, personas.firm.slug
     at = timezone.now().isoformat()
     out = io.StringIO()
-    call_command("memory_access", firm="ours", case=ours.case.key, at=at, csv=True, stdout=out)
+    call_command("memory_access", firm=slug, case=ours.case.key, at=at, csv=True, stdout=out)
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
-    assert {row["id"] for row in rows} == {str(u.pk) for u in (ours.admin, ours.lawyer, ours.case.owner)}
+    assert {row["id"] for row in rows} == {str(u.pk) for u in (ours.firm_admin, ours.teammate, ours.owner)}
     out = io.StringIO()
-    call_command("memory_access", firm="ours", user=ours.lawyer.username, stdout=out)
+    call_command("memory_access", firm=slug, user=ours.teammate.username, stdout=out)
     assert str(ours.case) in out.getvalue() and "team grant" in out.getvalue()
     day = timezone.localdate().isoformat()
     out = io.StringIO()
-    call_command("memory_access", firm="ours", user=ours.admin.username, **{"from": day, "to": day}, stdout=out)
+    call_command("memory_access", firm=slug, user=ours.firm_admin.username, **{"from": day, "to": day}, stdout=out)
     assert str(ours.case) in out.getvalue() and "firm admin" in out.getvalue()
     with pytest.raises(CommandError, match="no case"):
-        call_command("memory_access", firm="ours", case=theirs.case.key)
+        call_command("memory_access", firm=slug, case=theirs.case.key)
     with pytest.raises(CommandError, match="unknown firm"):
         call_command("memory_access", firm="nope", case="1")
     with pytest.raises(CommandError, match="together"):
-        call_command("memory_access", firm="ours", case=ours.case.key, **{"from": day})
+        call_command("memory_access", firm=slug, case=ours.case.key, **{"from": day})
     with pytest.raises(CommandError, match="not a date"):
-        call_command("memory_access", firm="ours", case=ours.case.key, at="yesterday-ish")
+        call_command("memory_access", firm=slug, case=ours.case.key, at="yesterday-ish")

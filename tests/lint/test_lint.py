@@ -28,6 +28,7 @@ from graph_memory.refresh.schedule import LINT_TASK_NAME
 from graph_memory.tasks import lint_all_firms_task, lint_firm_task
 from graph_memory.vectors.embeddings import LocalEmbedder
 from practice.models import Case, CaseCounterparty, Client, Counterparty, Deadline, Invoice, Note
+from tests.cast import Cast
 from tests.factories import (
     CaseFactory,
     ClientFactory,
@@ -64,8 +65,9 @@ def _summarise(*cases: Case) -> None:
         services.summarize_case(case_id=case.pk)
 
 
-def _world() -> tuple[Any, Case]:
-    firm = FirmFactory(slug="lint-firm")
+def _world(firm: Any = None) -> tuple[Any, Case]:
+    """A firm (lint-firm, or `firm`) with one case of every record, mapped and summarised."""
+    firm = firm or FirmFactory(slug="lint-firm")
     case = _case(firm, counterparties=[CounterpartyFactory(firm=firm, key="cp-a", name="Bluewater Shipping Ltd")])
     services.graph_rebuild_firm(firm_id=firm.pk)
     _summarise(case)
@@ -415,10 +417,10 @@ def _login(user: User) -> HttpClient:
     return http
 
 
-def test_admin_findings_are_firm_scoped_and_for_firm_admins_only() -> None:
-    firm, case = _world()
+def test_admin_findings_are_firm_scoped_and_for_firm_admins_only(personas: Cast) -> None:
+    firm, case = _world(personas.firm)
     Deadline.objects.filter(case=case).update(done=True)
-    rival = FirmFactory(slug="rival-lint")
+    rival, admin = personas.other_firm, personas.firm_admin
     rival_case = _case(rival, title="Rival secret matter")
     services.graph_rebuild_firm(firm_id=rival.pk)
     _summarise(rival_case)
@@ -426,7 +428,6 @@ def test_admin_findings_are_firm_scoped_and_for_firm_admins_only() -> None:
     Client.objects.filter(pk=rival_case.client_id).update(name="Rivalco Secret Client")
     lint_firm(firm_id=firm.pk)
     lint_firm(firm_id=rival.pk)
-    admin = UserFactory(firm=firm, username="lint-admin", role=User.Role.ADMIN)
     staff_lawyer = UserFactory(firm=firm, username="lint-staff", is_staff=True)
     changelist = reverse("admin:graph_memory_lintfinding_changelist")
 
@@ -439,25 +440,27 @@ def test_admin_findings_are_firm_scoped_and_for_firm_admins_only() -> None:
     assert _login(admin).get(reverse("admin:graph_memory_lintfinding_change", args=[10**9])).status_code == 404
     ours = LintFinding.objects.filter(firm=firm).first()
     assert _login(admin).get(reverse("admin:graph_memory_lintfinding_change", args=[ours.pk])).status_code == 200
-    # A lawyer (even staff) sees no finding at all, party hygiene included.
-    for url in (changelist, reverse("admin:graph_memory_lintfinding_change", args=[ours.pk])):
-        assert _login(staff_lawyer).get(url).status_code in (302, 403, 404)
+    # A lawyer (even staff) sees no finding at all, party hygiene included; the other firm's admin none of ours.
+    mine = reverse("admin:graph_memory_lintfinding_change", args=[ours.pk])
+    for url in (changelist, mine):
+        for lawyer in (personas.owner, staff_lawyer):
+            assert _login(lawyer).get(url).status_code in (302, 403, 404)
+    assert _login(personas.other_firm_admin).get(mine).status_code == 404
 
 
-def test_party_hygiene_findings_reach_firm_admins_only() -> None:
-    firm = FirmFactory(slug="hygiene-admin")
+def test_party_hygiene_findings_reach_firm_admins_only(personas: Cast) -> None:
+    firm = personas.firm
     CaseFactory(firm=firm, client=ClientFactory(firm=firm, key="acme", name="ACME Corp."))
     CaseFactory(firm=firm, counterparties=[CounterpartyFactory(firm=firm, key="acme-cp", name="Acme Corporation")])
     services.graph_rebuild_firm(firm_id=firm.pk)
     lint_firm(firm_id=firm.pk)
     pair = LintFinding.objects.get(code="client_and_counterparty")
     url = reverse("admin:graph_memory_lintfinding_change", args=[pair.pk])
-    lawyer = UserFactory(firm=firm, username="hygiene-lawyer", is_staff=True)
-    other_admin = UserFactory(firm=FirmFactory(slug="elsewhere"), username="elsewhere-admin", role=User.Role.ADMIN)
-    assert _login(lawyer).get(url).status_code in (302, 403, 404)
-    assert _login(other_admin).get(url).status_code == 404
-    admin = UserFactory(firm=firm, username="hygiene-boss", role=User.Role.ADMIN)
-    assert "Acme Corporation" in _login(admin).get(url).content.decode()
+    staff_lawyer = UserFactory(firm=firm, username="hygiene-lawyer", is_staff=True)
+    for lawyer in (personas.owner, personas.outsider, staff_lawyer):  # a lawyer, even staff, sees none
+        assert _login(lawyer).get(url).status_code in (302, 403, 404)
+    assert _login(personas.other_firm_admin).get(url).status_code == 404
+    assert "Acme Corporation" in _login(personas.firm_admin).get(url).content.decode()
 
 
 def test_admin_fix_actions_enqueue_the_existing_fixes(fast: Any, django_capture_on_commit_callbacks: Any) -> None:
