@@ -60,7 +60,7 @@ from graph_memory.plumbing.stmt import Stmt
 from graph_memory.summaries.instruction_like import is_instruction_like
 from graph_memory.vectors import embeddings, firm_indexes
 from graph_memory.viewer.selectors import NodeRef
-from graph_memory.wall.scope import Read, Scope, may_open, rows, scope_of
+from graph_memory.wall.scope import VISIBLE_ONCE, Read, Scope, may_open, rows, scope_of
 
 logger = logging.getLogger(__name__)
 
@@ -127,9 +127,6 @@ _FIRMS_VECTORS = (
     f"AND s.embedding IS NOT NULL AND {_PROBED}) AS s"
 )
 
-# The viewer's cases, listed once (unreferenced, as in a firm admin's words-only search, never computed).
-_VIS = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) AS v(id))"
-
 # A CTE `cap`: the most visible vectors ranked exactly, from the settings and the index's size estimate.
 # pg_class.reltuples is the planner's estimate (-1 before the first ANALYZE, which leaves SEARCH_EXACT_MAX
 # alone in force): reading it costs nothing, where counting the index's rows would cost more than the
@@ -191,8 +188,8 @@ _RANKING = (
 VECTOR_RANKING = Read(
     name="vector_ranking",
     columns=4,
-    whole_firm=f"WITH {_VIS}, {{cap}}, {_N}, {_FIRMS_VECTOR_RANKING} {_RANKING}",
-    walled=f"WITH {_VIS}, {{cap}}, {_N}, {_WALLED_VECTOR_RANKING} {_RANKING}",
+    whole_firm=f"WITH {VISIBLE_ONCE}, {{cap}}, {_N}, {_FIRMS_VECTOR_RANKING} {_RANKING}",
+    walled=f"WITH {VISIBLE_ONCE}, {{cap}}, {_N}, {_WALLED_VECTOR_RANKING} {_RANKING}",
     unsighted="copies of the vectors per lawyer cost more to keep than they saved (issue 28): a lawyer's exact "
     "scan reads each visible summary's own row, a big viewer walks the firm's index probing the wall",
 )
@@ -315,7 +312,7 @@ _MEANING = (
 # this statement. The candidates (at most 2 x depth) drive every lookup after the fusion, one probe each
 # (LATERAL, OFFSET 0): joined, the planner may scan every case node of the firm and redo the rankings for
 # each. `{references}`: every case's id and reference.
-_SEARCH = f"""WITH {_VIS}, {_WORDS}, {{cap}}, {_N}, {{vector_ranking}}, {_WORD_RANKING},
+_SEARCH = f"""WITH {VISIBLE_ONCE}, {_WORDS}, {{cap}}, {_N}, {{vector_ranking}}, {_WORD_RANKING},
 fused AS (
     SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
            coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf,

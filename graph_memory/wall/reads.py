@@ -33,15 +33,12 @@ from __future__ import annotations
 from graph_memory.map.names import HOLDER_MARK
 from graph_memory.models import Edge, Node, Sight
 from graph_memory.models.graph import LOOKUP_WORDS_EXPRESSION, PARTY_VARIANTS_COLUMN
-from graph_memory.wall.scope import Read, may_open
+from graph_memory.wall.scope import VISIBLE_ONCE, Read, may_open
 
 N, E = Node._meta.db_table, Edge._meta.db_table
 CASE = Node.Kind.CASE.value
 PARTY_KINDS = f"('{Node.Kind.CLIENT.value}', '{Node.Kind.COUNTERPARTY.value}')"
 PARTY_EDGES = f"('{Edge.Kind.FOR_CLIENT.value}', '{Edge.Kind.AGAINST.value}')"
-
-# The viewer's cases, listed once. Params: the access statement's.
-_VIS = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) v(id))"
 
 # The edges between the node and the viewer's cases: per visible case, one probe for the edges leaving the
 # node and one for those reaching it (no edge joins a node to itself), whether or not the node exists. Two
@@ -79,7 +76,7 @@ open_case AS (
     SELECT me.id, me.ref_id FROM me
     WHERE me.kind = '{CASE}' AND EXISTS (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = me.ref_id)
 ),
-{_VIS},
+{VISIBLE_ONCE},
 mine AS (
     SELECT e.kind, e.case_id, CASE WHEN e.source_id = oc.id THEN e.target_id ELSE e.source_id END AS other
     FROM open_case oc CROSS JOIN LATERAL (SELECT * FROM {E} e WHERE e.case_id = oc.ref_id AND e.firm_id = %(firm)s OFFSET 0) e
@@ -98,7 +95,7 @@ open_case AS (
     SELECT me.id FROM me
     WHERE me.kind = '{CASE}' AND EXISTS (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = me.ref_id)
 ),
-{_VIS},
+{VISIBLE_ONCE},
 reached AS (
     SELECT 1 FROM open_case
     UNION ALL
@@ -109,14 +106,14 @@ SELECT me.* FROM me WHERE EXISTS (SELECT 1 FROM reached)
 
 # The ids of the viewer's cases with an edge to the node (a brief's cases).
 _CASES_OF_NODE = f"""
-WITH {_VIS}
+WITH {VISIBLE_ONCE}
 SELECT DISTINCT e.case_id FROM vis CROSS JOIN LATERAL ({_EDGES_OF_NODE}) e
 """
 
 # Name lookup: the nodes at either end of the visible cases' edges, then the name test.
 # `prefix`, `pattern`: LIKE patterns of the key asked, as a prefix and anywhere.
 _LOOKUP = f"""
-WITH {_VIS},
+WITH {VISIBLE_ONCE},
 ends AS MATERIALIZED (
     SELECT DISTINCT x.id FROM vis
     CROSS JOIN LATERAL (SELECT e.source_id, e.target_id FROM {E} e WHERE e.case_id = vis.id AND e.firm_id = %(firm)s OFFSET 0) e
@@ -189,7 +186,7 @@ ORDER BY m.party, m.n
 # hand over hidden parties.
 _CONFLICTS = f"""
 WITH {_WANTED.format(type="text").strip()},
-{_VIS},
+{VISIBLE_ONCE},
 link AS MATERIALIZED (
     SELECT e.target_id AS party, e.source_id AS case_node, e.kind AS edge FROM vis CROSS JOIN LATERAL (
         SELECT e.target_id, e.source_id, e.kind FROM {E} e

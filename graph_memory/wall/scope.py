@@ -14,7 +14,8 @@
 Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
 (their firm's id), `%(whole_firm)s` and, in a sighted statement, `{holders}`
 (the viewer and their groups, the sight's keys): `rows()` supplies them.
-`may_open(case)` is the join that probes `{visible}` for one row's case.
+`may_open(case)` is the join that probes `{visible}` for one row's case;
+`VISIBLE_ONCE` the CTE `vis` that lists them once, for a read that reads them all.
 """
 
 from __future__ import annotations
@@ -75,6 +76,11 @@ def may_open(case: str) -> str:
     (viewer/search.py), and the sighted reads, which check each row of the sight once more against the wall.
     """
     return f"CROSS JOIN LATERAL (SELECT 1 FROM ({{visible}}) v(id) WHERE v.id = {case} LIMIT 1) may_open"
+
+
+# The CTE `vis`: the viewer's cases listed once (MATERIALIZED: computed once however often the read refers
+# to it, and never if it does not).
+VISIBLE_ONCE = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) AS v(id))"
 
 
 _DECLARED: dict[str, Read] = {}
