@@ -104,6 +104,31 @@ def timed(fn: Any) -> tuple[float, int, Any]:
     return elapsed, len(queries), result
 
 
+def sight_rows(written_by: str) -> int:
+    """Rows of the sight whose current version was written by the transactions `written_by` says: "here"
+    (this one: inserted or updated; deleted rows are gone), or "after:<xid>" (any after that id; the
+    scratch database is young, so its transaction ids have not wrapped around)."""
+    from django.db import connection
+
+    from graph_memory.models import Sight
+
+    where = "xmin = pg_current_xact_id()::xid" if written_by == "here" else "xmin::text::bigint > %s"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM {Sight._meta.db_table} WHERE {where}",
+            [] if written_by == "here" else [int(written_by.split(":")[1])],
+        )
+        return cursor.fetchone()[0]
+
+
+def current_xid() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_current_xact_id()::text::bigint")
+        return cursor.fetchone()[0]
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -137,6 +162,7 @@ def run() -> None:
 
     print("rebuilding ...", file=sys.stderr, flush=True)
     full_ms, full_queries, full = timed(lambda: services.graph_rebuild_firm(firm_id=firm.pk))
+    full_sight = Sight.objects.count()  # written by the sight's triggers in the rebuild's own statements
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE graph_memory_node; ANALYZE graph_memory_edge")
     nodes, edges = Node.objects.filter(firm=firm).count(), Edge.objects.filter(firm=firm).count()
@@ -148,7 +174,7 @@ def run() -> None:
     print("syncing single cases ...", file=sys.stderr, flush=True)
     rng = random.Random(7)
     sample_cases = rng.sample(list(Case.objects.filter(firm=firm).values_list("pk", flat=True)), SYNCS)
-    sync_ms, sync_queries, sync_written = [], set(), 0
+    sync_ms, sync_queries, sync_written, sync_sight = [], set(), 0, 0
     for case_id in sample_cases:
         # Edit and sync in one transaction, timing the sync alone; the signal's
         # own after-commit sync then finds nothing left to do.
@@ -157,6 +183,7 @@ def run() -> None:
             case.team.add(rng.choice(lawyers), through_defaults={"firm": firm})
             case.counterparties.clear()
             ms, queries, changes = timed(lambda case_id=case_id: services.graph_sync_case(case_id=case_id))
+            sync_sight += sight_rows("here")
         sync_ms.append(ms)
         sync_queries.add(queries)
         sync_written += changes.written
@@ -169,7 +196,9 @@ def run() -> None:
         delete_ms, delete_queries, _ = timed(lambda: services.graph_sync_case(case_id=sample_cases[0]))
     client = Client.objects.filter(firm=firm).order_by("pk").first()
     client.name = "Renamed Holdings AG"
+    since = current_xid()
     relabel_ms, _, _ = timed(client.save)  # no transaction open: the label refresh runs at once
+    relabel_sight = sight_rows(f"after:{since}")
     after_sync = services.graph_rebuild_firm(firm_id=firm.pk)
 
     print("reading ...", file=sys.stderr, flush=True)
@@ -186,11 +215,15 @@ def run() -> None:
     # (LAWYER_SIGHT off: the statements every read used before, and still uses after a TRUNCATE until the build).
     viewers = [("firm admin", admin, True)]
     for viewer, size in ((lawyer, lawyer_cases), (few, FEW)):
-        viewers += [(f"lawyer ({size:,} cases), sight", viewer, True), (f"lawyer ({size:,} cases), cases", viewer, False)]
+        viewers += [
+            (f"lawyer ({size:,} cases), sight", viewer, True),
+            (f"lawyer ({size:,} cases), cases", viewer, False),
+        ]
     open_case_nodes = {
         who: sorted(
-            Node.objects.filter(firm=firm, kind=Node.Kind.CASE, ref_id__in=access.visible_cases(viewer).values("pk"))
-            .values_list("pk", flat=True)
+            Node.objects.filter(
+                firm=firm, kind=Node.Kind.CASE, ref_id__in=access.visible_cases(viewer).values("pk")
+            ).values_list("pk", flat=True)
         )
         for who, viewer, _ in viewers
     }
@@ -255,7 +288,8 @@ def run() -> None:
     print("| operation | time | SQL queries | rows written |")
     print("| --- | ---: | ---: | ---: |")
     print(
-        f"| full rebuild (empty map → {nodes + edges:,} rows) | {full_ms / 1000:.2f} s | {full_queries} | {full.written:,} |"
+        f"| full rebuild (empty map → {nodes + edges:,} rows) | {full_ms / 1000:.2f} s | {full_queries} "
+        f"| {full.written:,}; sight {full_sight:,} |"
     )
     noop = [r[0] for r in noop_runs]
     print(
@@ -264,13 +298,19 @@ def run() -> None:
     )
     print(
         f"| sync one case after a team and counterparty edit (p50 / p95 of {SYNCS}) | {percentile(sync_ms, 0.5):.1f} / "
-        f"{percentile(sync_ms, 0.95):.1f} ms | {'/'.join(map(str, sorted(sync_queries)))} | {sync_written / SYNCS:.1f} per case |"
+        f"{percentile(sync_ms, 0.95):.1f} ms | {'/'.join(map(str, sorted(sync_queries)))} "
+        f"| {sync_written / SYNCS:.1f} per case; sight {sync_sight / SYNCS:.1f} |"
     )
     print(
         f"| sync a deleted case (its edges cascade; orphan sweep of the firm) | {delete_ms:.1f} ms | {delete_queries} | |"
     )
-    print(f"| rename a client (save + label refresh) | {relabel_ms:.1f} ms | | |")
+    print(f"| rename a client (save + label refresh) | {relabel_ms:.1f} ms | | sight {relabel_sight} |")
     print(f"| full rebuild after all the syncs (must write nothing) | | | {after_sync.written} |")
+    print(
+        "\nRows written: the map's own; \"sight\": rows of graph_memory_sight whose current version the change's "
+        "transactions wrote, by the sight's triggers in the map's own statements (a row that already held the case "
+        "under the same names is not rewritten). The full rebuild's time includes them."
+    )
     print(f"\nReads ({READS} calls each, random starting points, every viewer on each in turn; default page of 25):\n")
     print("| read | viewer | p50 ms | p95 ms | vs firm admin | SQL queries | answered |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
@@ -285,10 +325,10 @@ def run() -> None:
             f"| {'/'.join(map(str, sorted(queries)))} | {sum(answered)}/{len(ms)} |"
         )
     print(
-        "\n\"sight\": the lawyer's reads answer from the rows of graph_memory_sight their grants hold (graph_memory/wall/sight.py), "
-        "built throughout the reads: " + ("yes" if current else "NO") + ". \"cases\": the same lawyer with "
+        '\n"sight": the lawyer\'s reads answer from the rows of graph_memory_sight their grants hold (graph_memory/wall/sight.py), '
+        "built throughout the reads: " + ("yes" if current else "NO") + '. "cases": the same lawyer with '
         "LAWYER_SIGHT off, from the cases they may open (what a read does after a TRUNCATE until the sight is built, plus one "
-        "statement). The \"vs firm admin\" column is the p50 against the firm admin's for the same read. Building the whole sight "
+        'statement). The "vs firm admin" column is the p50 against the firm admin\'s for the same read. Building the whole sight '
         f"from nothing (every grant of the database): {build_ms:.0f} ms, {build_queries} statements, {Sight.objects.count():,} rows; "
         + "; ".join(f"the lawyer on {who} holds {rows:,}" for who, rows in held)
         + "."
