@@ -5,6 +5,9 @@
   rolls back with it.
 - Document indexes: a change to a processed document flags its routing index
   (one statement, like a summary's flag).
+- Last activity: every save of a case recomputes when it was last active
+  (summaries/activity.py: the host's clock moves on a save), in the save's
+  transaction, as the stale flags.
 - Connection map: a change to a case's header, team or counterparties syncs
   that case's part of the map, and a renamed party or lawyer refreshes one
   label, once the host's transaction commits (at once when none is open):
@@ -40,6 +43,7 @@ from graph_memory.models import MissedChange
 from graph_memory.plumbing import retention
 from graph_memory.refresh.marking import mark_stale
 from graph_memory.refresh.missed import guarded, record_failure
+from graph_memory.summaries import activity
 from graph_memory.vectors import embeddings
 
 logger = logging.getLogger(__name__)
@@ -214,11 +218,21 @@ def connect(changes: Changes) -> None:
             purpose="document", work=work.DOCUMENT, deletes_own_only=True,
         )  # fmt: skip
     signals.summary_saved.connect(_summary_saved, dispatch_uid="graph_memory.vectors.embeddings.summary_saved")
+    post_save.connect(_case_saved, sender=case_model(), dispatch_uid="graph_memory.summaries.activity.case_saved", weak=False)
     # The case and every record of it the memory watches (cascaded with it, or deleted alone).
     for model in {case_model(), *(watch.model for watch in (*changes.stale, *changes.graph))}:
         post_delete.connect(
             _record_deleted, sender=model, dispatch_uid=f"graph_memory.plumbing.retention.{model._meta.label_lower}", weak=False
         )
+
+
+def _case_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
+    """A case saved: its host clock may have moved (an `auto_now` field does on every save)."""
+    try:
+        with guarded():
+            activity.activity_touch(case_ids=[instance.pk])
+    except Exception as exc:
+        record_failure(work=MissedChange.Work.ACTIVITY, error=exc, model=sender, instance=instance, case_ids=[instance.pk])
 
 
 def _record_deleted(sender: Any, instance: Any, **kwargs: Any) -> None:

@@ -21,7 +21,8 @@ from graph_memory.refresh import record_unqueued_runs as record_unqueued_runs
 from graph_memory.refresh import refresh_firm as refresh_firm
 from graph_memory.refresh import repair_missed_changes as repair_missed_changes
 
-# Case summaries (graph_memory/summaries/).
+# Case summaries (graph_memory/summaries/), and each case's last activity, which the index orders by.
+from graph_memory.summaries.activity import activity_rebuild as activity_rebuild
 from graph_memory.summaries.rewrite import SummaryFailed as SummaryFailed
 from graph_memory.summaries.rewrite import summarize_case as summarize_case
 from graph_memory.summaries.rewrite import summary_payload as summary_payload

@@ -27,6 +27,7 @@ from graph_memory.models import (
     SummaryVersion,
 )
 from graph_memory.refresh.marking import mark_stale
+from graph_memory.summaries import activity
 from graph_memory.wall.access import NotFound
 
 # The memory's derived rows of a case, deleted when it is excluded. Kept (tests/consent/test_consent.py names each
@@ -92,7 +93,8 @@ def memory_exclude(
     Promises, in one transaction: the exclusion row (reason, who, when); the derived memory of each
     newly excluded case deleted (summary and its vector, versions, document indexes, lint findings,
     note filing keys: `DERIVED`); an ended `case` row with reason `consent` in the access ledger for
-    each. The map, the wall and the host's records are untouched. A case or client that is not the
+    each; its last activity back to the host's clock alone (the memory index still lists it, with no
+    summary). The map, the wall and the host's records are untouched. A case or client that is not the
     firm's raises `access.NotFound` (another firm's answers as one that does not exist); a client
     without a case of the firm too, since nothing names it then. A blank reason raises ValueError;
     a client on a host whose adapter names no `case_client_field` raises `NotSupported`. Excluding
@@ -113,6 +115,8 @@ def memory_exclude(
             return ConsentChange(None, (), {})
         newly = sorted(set(cases) - before)
         deleted = derived_memory_delete(firm_id=firm_id, case_ids=newly)
+        # Their summaries' clocks went with them: each keeps its place in the index by the host's clock alone.
+        activity.activity_touch(case_ids=newly)
         _ledger(firm_id=firm_id, case_ids=newly, granted=False)
     return ConsentChange(exclusion, tuple(newly), deleted)
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from graph_memory.models.activity import CaseActivity
 from graph_memory.models.consent import MemoryExclusion
 from graph_memory.models.documents import DocumentIndex, DocumentQuery
 from graph_memory.models.graph import Edge, Node
@@ -14,6 +15,7 @@ from graph_memory.models.writeback import NoteFiling, NoteRefusal
 __all__ = [
     "AICall",
     "AccessChange",
+    "CaseActivity",
     "CaseSummary",
     "DocumentIndex",
     "DocumentQuery",

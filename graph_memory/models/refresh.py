@@ -65,6 +65,7 @@ class MissedChange(models.Model):
         DOCUMENT = "document", "Flag document indexes stale"
         RETENTION = "retention", "Redact admin's log of a deleted record"
         ACCESS = "access", "Record a user's firm and role in the access ledger"
+        ACTIVITY = "activity", "Recompute a case's last activity"
 
     firm = models.ForeignKey(conf.firm_model_label(), null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     work = models.CharField(max_length=16, choices=Work.choices)

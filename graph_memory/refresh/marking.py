@@ -3,6 +3,8 @@
 This runs inside the transaction that changed the host record (signal
 receivers call it directly), so the flag commits or rolls back with the
 change itself. It never calls a model and never reads before it writes.
+The same statement moves each flagged case's last activity
+(summaries/activity.py), which the stale flag's time is one of the clocks of.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from graph_memory.adapter import case_firm_column, case_model, queryset_sql
 from graph_memory.consent.exclusions import excluded_sql
 from graph_memory.models import CaseSummary
 from graph_memory.plumbing.stmt import Stmt, sql
+from graph_memory.summaries import activity
 
 
 @functools.cache
@@ -63,6 +66,7 @@ def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
     unrewritten change. A case without a summary row gets one (empty text,
     firm taken from the case). Ids of cases that do not exist are ignored, and so are
     cases excluded from the memory (consent): they get no summary row at all.
+    Each flagged case's last activity is recomputed in the same statement.
     Returns the number of summary rows inserted or updated.
     """
     case_meta = case_model()._meta
@@ -83,16 +87,22 @@ def mark_stale(*, case_ids: Iterable[int] | QuerySet[Any]) -> int:
     # marks of one case both land (generation +2) without a read-then-write
     # race. ORDER BY takes row locks in one order, so two transactions marking
     # overlapping sets cannot deadlock. On the right of SET, bare column names
-    # are the existing row's values.
+    # are the existing row's values. The activity's rows are written after the
+    # summaries', in the same order, as every other writer of both does.
+    q = connection.ops.quote_name
+    written, since = (q(CaseSummary._meta.get_field(f).column) for f in ("written_at", "stale_since"))
     statement = sql(
-        f"INSERT INTO {table} ({', '.join(columns)}) "
-        f"SELECT {', '.join(expressions)} FROM {connection.ops.quote_name(case_meta.db_table)} c "
+        f"WITH marked AS (INSERT INTO {table} ({', '.join(columns)}) "
+        f"SELECT {', '.join(expressions)} FROM {q(case_meta.db_table)} c "
         f"WHERE {where} AND NOT {excluded_sql('c')} ORDER BY {pk_column} "
         f"ON CONFLICT ({case_column}) DO UPDATE SET "
         f"stale = TRUE, "
         f"generation = {table}.generation + 1, "
-        f"stale_since = CASE WHEN {table}.stale THEN COALESCE({table}.stale_since, now()) ELSE now() END",
-        **defaults, **named,
+        f"stale_since = CASE WHEN {table}.stale THEN COALESCE({table}.stale_since, now()) ELSE now() END "
+        f"RETURNING {case_column} AS case_id, {written} AS written_at, {since} AS stale_since), "
+        f"touched AS ({activity.MARKED}) "
+        "SELECT count(*) FROM marked",
+        hosts=activity.host_clocks(), **defaults, **named,
     )  # fmt: skip
     with connection.cursor() as cursor:
-        return statement.execute(cursor).rowcount
+        return int(statement.execute(cursor).fetchone()[0])

@@ -13,7 +13,7 @@ it also refreshes every label), each firm's when the firm is unknown; stale
 flags and document indexes by flagging the cases recorded, or, when they were
 not known, the cases the adapter names now for the row (read again); admin's
 log by redacting it again; a user's firm and role in the access ledger by
-recording them as they are then. A change whose cases cannot be told (its row is
+recording them as they are then; a case's last activity by recomputing it. A change whose cases cannot be told (its row is
 gone and they were never known) stays open, counted on the health page.
 """
 
@@ -38,6 +38,7 @@ from graph_memory.map import graph
 from graph_memory.models import MissedChange, Node
 from graph_memory.plumbing import retention
 from graph_memory.refresh.marking import mark_stale
+from graph_memory.summaries import activity
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ _WHAT = {
     Work.DOCUMENT: "flag document indexes stale",
     Work.RETENTION: "redact admin's log",
     Work.ACCESS: "record a user's firm and role in the access ledger",
+    Work.ACTIVITY: "recompute the case's last activity",
 }
 
 
@@ -177,6 +179,8 @@ def _redo(change: MissedChange) -> bool:
         retention.admin_log_redact(model=apps.get_model(change.model), object_ids=[change.object_id])
     elif change.work == Work.ACCESS:
         ledger_users.repair(model=change.model, object_id=change.object_id)
+    elif change.work == Work.ACTIVITY:
+        activity.activity_touch(case_ids=change.case_ids)
     return True
 
 

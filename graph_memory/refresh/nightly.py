@@ -56,7 +56,7 @@ from graph_memory.documents import routing as document_index
 from graph_memory.models import AICall, CaseSummary, RefreshRun
 from graph_memory.refresh.locks import case_lock
 from graph_memory.refresh.missed import repair_missed_changes
-from graph_memory.summaries import openai_writer, rulebook
+from graph_memory.summaries import activity, openai_writer, rulebook
 from graph_memory.summaries import rewrite as summary_service
 from graph_memory.summaries.writers import get_writer
 from graph_memory.vectors import embeddings
@@ -281,8 +281,9 @@ def refresh_firm(
     something escaped (for example the database connection dropping). Never
     raises for a failed rewrite, and no case's failure fails the run;
     `progress`, if given, is called after each claimed case. First marks
-    the firm's earlier runs whose worker died `abandoned`, and redoes the
-    host changes the memory missed (`refresh/missed.py`).
+    the firm's earlier runs whose worker died `abandoned`, redoes the
+    host changes the memory missed (`refresh/missed.py`) and catches up
+    the cases' last activity (`summaries/activity.py`).
     """
     cap = int(conf.get("NIGHTLY_BATCH_SIZE") if limit is None else limit)
     budget = conf.get("NIGHTLY_TOKEN_BUDGET")
@@ -294,6 +295,8 @@ def refresh_firm(
         repaired = repair_missed_changes(firm_id=firm_id)
         if repaired.repaired or repaired.still_open:
             logger.info("firm %s: %s missed changes repaired, %s still open", firm_id, repaired.repaired, repaired.still_open)
+        # What the receivers never heard (cases bulk-created, clocks moved past Django's saves): the index's order.
+        activity.activity_rebuild(firm_id=firm_id)
         # One writer (one HTTP client) for the whole run: building a client
         # costs about as much as a fast model call. Built before any claim, so
         # a misconfigured writer fails the run without leasing a case.

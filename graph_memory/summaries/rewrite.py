@@ -21,7 +21,7 @@ from graph_memory.adapter import case_firm_attname, case_model
 from graph_memory.consent.exclusions import case_excluded
 from graph_memory.models import AICall, CaseSummary, SummaryVersion
 from graph_memory.plumbing.ai_calls import log_model_calls
-from graph_memory.summaries import rulebook
+from graph_memory.summaries import activity, rulebook
 from graph_memory.summaries.context import CaseNotFound, ContextSlice, build_context
 from graph_memory.summaries.fields import with_field_facts
 from graph_memory.summaries.guard import Judgement, judge_rewrite
@@ -186,6 +186,8 @@ def _write(row: CaseSummary, *, case_id: int, writer: Writer | None) -> CaseSumm
             stale_since=SqlCase(When(generation=generation, then=Value(None)), default=F("stale_since")),
         )
         SummaryVersion.objects.create(case_id=case_id, firm_id=context.firm_id, generation=generation, **fields)
+        # Its written_at (and a cleared stale flag) is one of the case's clocks: the index's order moves with it.
+        activity.activity_touch(case_ids=[case_id])
     summary = CaseSummary.objects.get(pk=row.pk)
     # After commit (at once when no transaction is open), and robustly: a failing
     # receiver (embedding, say) can never undo the save.

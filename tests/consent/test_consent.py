@@ -42,6 +42,7 @@ KEPT = {
     "DocumentQuery": "the document-question log: counts and ids, no question",
     "NoteRefusal": "the write-back guard's record: kinds and ids, no note text",
     "MemoryExclusion": "the exclusion itself",
+    "CaseActivity": "when the case was last active, a time (the host's clock alone once excluded): the index lists it",
     "MissedChange": "repair work for the nightly run: ids only; redoing it writes nothing for an excluded case",
 }
 

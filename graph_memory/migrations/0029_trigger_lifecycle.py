@@ -19,6 +19,6 @@ def uninstall(apps: Any, schema_editor: Any) -> None:
 
 
 class Migration(migrations.Migration):
-    dependencies = [("graph_memory", "0027_memory_consent")]
+    dependencies = [("graph_memory", "0028_case_activity")]
 
     operations = [migrations.RunPython(migrations.RunPython.noop, reverse_code=uninstall, elidable=False)]
