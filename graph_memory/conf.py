@@ -116,9 +116,12 @@ DEFAULTS: dict[str, Any] = {
     # may open. False: from the cases they may open every time.
     "LAWYER_SIGHT": True,
     # A lawyer who may open at most this many cases gets a conflict check that starts from the parties of
-    # their cases: its time follows what they may see, and a hidden party costs nothing. Past it, the check
-    # starts from the firm's matching parties, as a firm admin's does, and probes the wall for each; its
-    # time then grows with the firm's matches, hidden ones included (docs/SECURITY.md, "Timing side channels").
+    # their cases, and a memory index sorted from their cases (so does anyone, a firm admin too): its time
+    # follows what they may see, and a hidden case or party costs nothing. Past it, the check starts from the
+    # firm's matching parties, as a firm admin's does, and the index walks the firm's cases most recently
+    # active first; each probes the wall per row, so its time then grows with the firm's matches, or with
+    # the firm's cases more recently active than the page, hidden ones included (docs/SECURITY.md, "Timing
+    # side channels").
     "VISIBLE_FIRST_MAX": 1000,
     # --- The nightly refresh ---
     # When `setup_memory_schedule` schedules the nightly refresh (crontab, UTC). A bad one is E020.

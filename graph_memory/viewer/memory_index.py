@@ -13,24 +13,38 @@ be read from it, not even how many exist.
 It is computed on each request (one query) and never stored: a fingerprint of
 exactly what it says (and for whom) lets the assistant re-check it every turn
 with `If-None-Match` and get a 304 when nothing in it changed.
+
+Last active is the latest of the case's own change time, its summary's writing
+and its stale flag's raising (summaries/activity.py keeps it per case, indexed
+behind the firm). A viewer who may open at most VISIBLE_FIRST_MAX cases has
+their cases sorted by those clocks one by one; a larger one (a partner, a
+practice group, a firm admin) has the firm's cases walked in that order from
+the index, each probed against the wall, until the page is full, so the rows
+read follow the page and not the thousands they may open. Either way their
+visible cases are listed at most once (a firm admin's never: counted from the
+firm's index), and a page's lines are read for its cases only. Ties go to the
+newer case.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import F, FilteredRelation, Func, OuterRef, Q, Subquery, TextField, Value
-from django.db.models.functions import Coalesce, Greatest
+from django.db.models import F, FilteredRelation, Func, OuterRef, Subquery, TextField, Value
+from django.db.models.functions import Coalesce
 
 from graph_memory import conf
-from graph_memory.adapter import Viewer, case_firm_attname, get_adapter
-from graph_memory.models import Node
+from graph_memory.adapter import MemoryAdapter, Viewer, case_firm_attname, case_model, get_adapter, queryset_sql
+from graph_memory.models import CaseActivity, Node
+from graph_memory.plumbing.stmt import Stmt
+from graph_memory.summaries import activity
 from graph_memory.summaries.context import clip
 from graph_memory.summaries.rulebook import SECTIONS
-from graph_memory.wall import access
+from graph_memory.wall.scope import Read, rows, scope_of
 
 COUNTERPARTIES_SHOWN = 3
 TITLE_CHARS = 100
@@ -71,59 +85,103 @@ def _gist() -> Any:
     return Coalesce(*written, *facts, output_field=TextField())
 
 
-_COLUMNS = ("i_reference", "i_title", "i_status", "i_client", "i_against", "i_node", "i_stale", "i_written",
-            "i_gist", "i_active", "i_total")  # fmt: skip
+# The page's rows `page(id, active)` become the index's rows: each case's line read by its id (LATERAL, OFFSET 0:
+# a probe of `{lines}`, every case's line as the host's expressions give it, for each case of the page only), its
+# activity, and the visible total; one row with no case when the viewer may open none. `n`: the CTE of the total.
+_LINES = """
+SELECT page.id, l.reference, l.title, l.status, l.client, l.against, l.node, l.stale, l.written, l.gist, page.active,
+       n.total
+FROM n LEFT JOIN (
+    page CROSS JOIN LATERAL (
+        SELECT * FROM ({lines}) AS l(id, reference, title, status, client, against, node, stale, written, gist)
+        WHERE l.id = page.id OFFSET 0
+    ) l
+) ON true
+ORDER BY page.active DESC NULLS LAST, page.id DESC"""
+# Within VISIBLE_FIRST_MAX visible cases (`{cases}`), each one's activity from its three clocks (`{clocks}`, probed
+# by id), sorted: so a small viewer's index costs what they may open, and a case the activity's table does not hold
+# yet is in its place.
+_SORTED = """(SELECT k.id, k.active FROM ({cases}) AS c(id) CROSS JOIN LATERAL (
+        SELECT k.id, k.active FROM ({clocks}) AS k(id, firm, active) WHERE k.id = c.id OFFSET 0
+    ) k
+    WHERE (SELECT n.total FROM n) <= %(few)s
+    ORDER BY k.active DESC NULLS LAST, k.id DESC LIMIT %(fetch)s)"""
+# Past it, the firm's cases in the activity's order, from its index, each kept if the viewer may open it
+# (`{open}`, a condition on `a.case_id`), until the page is full: the rows read follow the page and the
+# share of the firm the viewer may open, not how many cases that is.
+_WALKED = f"""(SELECT a.case_id, a.active_at FROM {CaseActivity._meta.db_table} a
+    WHERE (SELECT n.total FROM n) > %(few)s AND a.firm_id = %(firm)s AND {{open}}
+    ORDER BY a.active_at DESC NULLS LAST, a.case_id DESC LIMIT %(fetch)s)"""
+_PAGE = f"page AS MATERIALIZED ({_SORTED} UNION ALL {_WALKED})"
+# The viewer's cases, listed once (a firm admin's never are: counted from the firm's index, probed one by one).
+_VIS = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) AS v(id))"
+# The index's rows: (case id, reference, title, status, client, counterparties, case node id, stale, written_at,
+# gist, last activity, visible total). Names: few (VISIBLE_FIRST_MAX), fetch (the rows a page may need), clocks, lines.
+MEMORY_INDEX = Read(
+    name="memory_index",
+    columns=12,
+    whole_firm=(
+        "WITH n AS MATERIALIZED (SELECT count(*) AS total FROM ({visible}) AS v(id)), "
+        + _PAGE.replace("{cases}", "{visible}").replace(
+            "{open}", "(EXISTS (SELECT 1 FROM ({visible}) AS v(id) WHERE v.id = a.case_id OFFSET 0)) IS TRUE"
+        )
+        + _LINES
+    ),
+    walled=(
+        f"WITH {_VIS}, n AS MATERIALIZED (SELECT count(*) AS total FROM vis), "
+        + _PAGE.replace("{cases}", "SELECT vis.id FROM vis").replace(
+            # A hashed set of the ids listed once (IS TRUE: a filter, never a join that would hash the walk instead).
+            "{open}", "(a.case_id IN (SELECT vis.id FROM vis)) IS TRUE"
+        )
+        + _LINES
+    ),
+    unsighted="the index orders the firm's cases by their last activity, which the sight does not keep; a small "
+    "viewer's cases are sorted one by one, a larger one's walked in the activity's order, each probed against the wall",
+)
 
 
-def _rows(viewer: Viewer, fetch: int) -> list[dict[str, Any]]:
-    """The viewer's cases, most recently active first, with what a line shows and the visible total. One query.
+@functools.cache
+def _lines(adapter: MemoryAdapter) -> Stmt:
+    """Every case's line as the host's expressions give it (id first), to probe by id: the page's only.
 
-    The order is found first, from the order keys alone, and the lines are read for the `fetch` cases it
-    keeps: PostgreSQL computes a row's every column before it sorts, so with the lines in the sort each
-    visible case's names, summary and gist were read (20,000 of them for a partner) to keep a hundred.
-    """
-    adapter = get_adapter()
+    Compiled once per adapter (one per process and setting): compiling it from the ORM took longer than a
+    small viewer's whole statement."""
     header = adapter.case_header_annotations()
     case_node = Node.objects.filter(
         firm_id=OuterRef(case_firm_attname()), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
     ).order_by()
-    visible = access.visible_cases(viewer)
-    firm_id = access.viewer_firm_id(viewer)
+    columns = {
+        "i_reference": header["reference"],
+        "i_title": header["title"],
+        "i_status": header["status"],
+        "i_client": header["client_name"],
+        "i_against": header["counterparty_names"],
+        "i_node": Subquery(case_node.values("id")[:1]),
+        "i_stale": F("gm_summary__stale"),
+        "i_written": F("gm_summary__written_at"),
+        "i_gist": _gist(),
+    }
+    cases = case_model().objects.order_by().annotate(gm_summary=FilteredRelation("memory_summary"))
+    return Stmt(*queryset_sql(cases.annotate(**columns).values_list("pk", *columns)))
 
-    def with_summary(cases: Any) -> Any:
-        # The summary of each case among the firm's own (with the firm in the join, PostgreSQL reads
-        # that firm's summaries; without it, it scanned every firm's: a firm's index then slowed beside others).
-        return cases.annotate(
-            gm_summary=FilteredRelation("memory_summary", condition=Q(memory_summary__firm_id=firm_id)),
-        ).annotate(
-            # As briefs order cases: the last time the header, its records (the stale
-            # flag) or its summary changed.
-            i_active=Greatest(adapter.case_activity(), "gm_summary__written_at", "gm_summary__stale_since"),
-            i_reference=header["reference"],
-        )
 
-    order = (F("i_active").desc(nulls_last=True), "i_reference", "pk")
-    first = with_summary(visible).order_by(*order).values("pk")[:fetch]
-    # Every visible case, counted on its own (an index-only count for a firm admin, the visible ids for a
-    # lawyer) rather than through a window over every sorted row (50,000 of them spilled to disk).
-    total = Subquery(visible.order_by().annotate(n=Func(Value(1), function="count")).values("n")[:1])
-    rows = (
-        with_summary(visible.model.objects.filter(pk__in=Subquery(first)))
-        .annotate(
-            i_title=header["title"],
-            i_status=header["status"],
-            i_client=header["client_name"],
-            i_against=header["counterparty_names"],
-            i_node=Subquery(case_node.values("id")[:1]),
-            i_stale=F("gm_summary__stale"),
-            i_written=F("gm_summary__written_at"),
-            i_gist=_gist(),
-            i_total=total,
-        )
-        .order_by(*order)
-        .values(*_COLUMNS)
-    )
-    return list(rows)
+_COLUMNS = ("i_case", "i_reference", "i_title", "i_status", "i_client", "i_against", "i_node", "i_stale", "i_written",
+            "i_gist", "i_active", "i_total")  # fmt: skip
+
+
+def _rows(viewer: Viewer, fetch: int) -> tuple[int, list[dict[str, Any]]]:
+    """The viewer's visible total and the first `fetch` of their cases, most recently active first, with what a
+    line shows. One statement (MEMORY_INDEX): the visible cases listed at most once, and the lines read for the
+    page's cases only."""
+    scope = scope_of(viewer)
+    if scope.empty or scope.firm_id is None:
+        return 0, []
+    found = rows(
+        scope, MEMORY_INDEX, few=int(conf.get("VISIBLE_FIRST_MAX")), fetch=fetch,
+        clocks=activity.every_clock(), lines=_lines(get_adapter()),
+    )  # fmt: skip
+    total = int(found[0][-1]) if found else 0
+    return total, [dict(zip(_COLUMNS, row, strict=True)) for row in found if row[0] is not None]  # none: no case
 
 
 def _line(row: dict[str, Any], gist_chars: int) -> str:
@@ -172,11 +230,10 @@ def memory_index(*, viewer: Viewer) -> MemoryIndex:
     """
     max_bytes = int(conf.get("INDEX_MAX_BYTES"))
     gist_chars = int(conf.get("INDEX_GIST_CHARS"))
-    rows = _rows(viewer, fetch=max_bytes // MIN_LINE_BYTES + 1)
-    total = int(rows[0]["i_total"]) if rows else 0
+    total, found = _rows(viewer, fetch=max_bytes // MIN_LINE_BYTES + 1)
     lines: list[str] = []
     shown: list[dict[str, Any]] = []
-    for row in rows:
+    for row in found:
         line = _line(row, gist_chars)
         if len(_text([*lines, line], total).encode()) > max_bytes:
             break

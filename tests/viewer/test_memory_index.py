@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from accounts.models import Firm, User
 from graph_memory import services
+from graph_memory.models import CaseActivity, CaseSummary
+from graph_memory.summaries import activity
 from graph_memory.viewer.memory_index import memory_index
 from graph_memory.viewer.notes import note_file
 from practice.models import Case
@@ -24,6 +28,30 @@ TITLES = {label: label.split(" ", 1)[1] for label in ALL}
 @pytest.fixture
 def world(demo_firm: Firm, demo_users: dict[str, User], settings: Any) -> World:
     return build_world(demo_firm, demo_users, settings)
+
+
+@pytest.fixture(params=["sorted", "walked"])
+def path(request: pytest.FixtureRequest, settings: Any) -> str:
+    """Each way the index finds its order: a viewer's cases sorted by their clocks (within VISIBLE_FIRST_MAX, every
+    demo viewer), or, past it (here 1), the firm's cases walked in the activity's order, each probed against the wall."""
+    if request.param == "walked":
+        settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "VISIBLE_FIRST_MAX": 1}
+    return str(request.param)
+
+
+def references(index: Any) -> list[str]:
+    return [line[2:].split(" · ", 1)[0] for line in index.text.splitlines() if line.startswith("- ")]
+
+
+def set_clocks(world: World, order: list[str]) -> dict[str, dt.datetime]:
+    """The host's clock of each case of `order` (references), most recent first and later than any summary; the
+    activity caught up as the nightly run does. Returns the times set."""
+    start = timezone.now() + dt.timedelta(days=30)
+    times = {reference: start - dt.timedelta(days=i) for i, reference in enumerate(order)}
+    for reference, at in times.items():
+        Case.objects.filter(firm=world.firm, key=reference).update(updated_at=at)
+    activity.activity_rebuild(firm_id=world.firm.pk)
+    return times
 
 
 def test_dana_gets_every_case_within_4_kb(world: World) -> None:
@@ -46,7 +74,9 @@ def test_dana_gets_every_case_within_4_kb(world: World) -> None:
     assert "private" in answer["Cache-Control"] and "public" not in answer["Cache-Control"]
 
 
-def test_the_index_never_mentions_a_hidden_case(world: World) -> None:
+def test_the_index_never_mentions_a_hidden_case(world: World, path: str) -> None:
+    # The cases alice may not open are the firm's most recently active: a walk meets them first.
+    set_clocks(world, ["2026-031", "2026-047", "2026-014", "2025-088"])
     for persona, visible in VISIBLE.items():
         body = world.get(persona, INDEX).json()
         assert body["cases"] == len(visible) and body["omitted"] == 0 and body["truncated"] is False
@@ -61,7 +91,7 @@ def test_the_index_never_mentions_a_hidden_case(world: World) -> None:
     assert {line for line in alice.splitlines()[1:]} <= set(dana.splitlines()[1:])
 
 
-def test_counts_of_what_is_left_out_are_of_the_viewers_own_cases(world: World) -> None:
+def test_counts_of_what_is_left_out_are_of_the_viewers_own_cases(world: World, path: str) -> None:
     add_cases(world, 150)  # alice's
     alice = world.get("alice", INDEX).json()
     assert len(alice["text"].encode()) <= 4096 and alice["truncated"] is True
@@ -106,7 +136,7 @@ def test_etag_304_and_a_new_fingerprint_after_a_rewrite(world: World) -> None:
     assert world.client("dana").get(INDEX, headers={"If-None-Match": rewritten["ETag"]}).status_code == 304
 
 
-def test_one_query_whatever_the_firms_size(world: World, django_assert_num_queries: Any) -> None:
+def test_one_query_whatever_the_firms_size(world: World, path: str, django_assert_num_queries: Any) -> None:
     for persona in ("alice", "dana", "stranger"):
         with django_assert_num_queries(1):
             memory_index(viewer=world.users[persona])
@@ -114,3 +144,46 @@ def test_one_query_whatever_the_firms_size(world: World, django_assert_num_queri
     for persona in ("alice", "dana"):
         with django_assert_num_queries(1):
             memory_index(viewer=world.users[persona])
+
+
+def test_the_order_is_the_last_activity_and_both_ways_agree(world: World, settings: Any) -> None:
+    order = ["2026-047", "2025-088", "2026-014", "2026-031"]
+    set_clocks(world, order)
+    sorted_ = {persona: memory_index(viewer=world.users[persona]) for persona in ("alice", "dana")}
+    assert references(sorted_["dana"]) == order and references(sorted_["alice"]) == ["2025-088", "2026-014"]
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "VISIBLE_FIRST_MAX": 1}
+    for persona, index in sorted_.items():
+        assert memory_index(viewer=world.users[persona]).text == index.text, persona
+
+
+def test_past_visible_first_max_the_order_is_the_activity_column(world: World, settings: Any) -> None:
+    """The walk reads the column, not the clocks: written to it directly (as if a clock had moved), the order follows."""
+    set_clocks(world, ["2026-047", "2025-088", "2026-014", "2026-031"])
+    rows = CaseActivity.objects.filter(firm=world.firm)
+    newest = rows.order_by("-active_at").first().active_at
+    for i, reference in enumerate(["2026-031", "2026-014", "2025-088", "2026-047"]):
+        rows.filter(case__key=reference).update(active_at=newest + dt.timedelta(hours=10 - i))
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "VISIBLE_FIRST_MAX": 1}
+    walked = memory_index(viewer=world.users["dana"])
+    assert references(walked) == ["2026-031", "2026-014", "2025-088", "2026-047"]
+    assert f"active {newest + dt.timedelta(hours=10):%Y-%m-%d}" in walked.text.splitlines()[1]
+
+
+def test_a_case_with_no_summary_keeps_its_place_by_its_own_clock(world: World, path: str) -> None:
+    set_clocks(world, ["2026-047", "2025-088", "2026-014", "2026-031"])
+    services.memory_exclude(
+        firm_id=world.firm.pk, case_id=Case.objects.get(firm=world.firm, key="2025-088").pk, reason="consent"
+    )
+    assert not CaseSummary.objects.filter(case__key="2025-088").exists()
+    index = memory_index(viewer=world.users["dana"])
+    assert references(index) == ["2026-047", "2025-088", "2026-014", "2026-031"]
+    line = next(line for line in index.text.splitlines() if line.startswith("- 2025-088 "))
+    assert "no summary yet" in line and ": " not in line.split(" · ")[-1]
+
+
+def test_ties_go_to_the_newer_case(world: World, path: str) -> None:
+    at = timezone.now() + dt.timedelta(days=30)
+    Case.objects.filter(firm=world.firm).update(updated_at=at)
+    activity.activity_rebuild(firm_id=world.firm.pk)
+    newest_first = list(Case.objects.filter(firm=world.firm).order_by("-pk").values_list("key", flat=True))
+    assert references(memory_index(viewer=world.users["dana"])) == newest_first
