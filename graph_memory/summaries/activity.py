@@ -13,16 +13,17 @@ statement or the transaction that moves it:
   an `auto_now` clock moves (`receivers.py`; a failure is recorded and redone by the nightly run).
 
 What the receivers never hear (cases bulk-created, a clock moved by `QuerySet.update` or raw SQL) is
-caught up by `activity_rebuild`, which each firm's nightly run calls before anything else, as the
-migration that made the table did. Until then such a case is counted by the index but may be missing
+caught up by `activity_rebuild`, which each firm's nightly run calls before it claims a case, as the
+migration that made the table did for every firm. Until then such a case is counted by the index but may be missing
 from, or out of place in, the order of a viewer past VISIBLE_FIRST_MAX cases (a smaller viewer's cases
 are sorted by their clocks themselves).
 
 Not a trigger on the host's table: the host's clock is an expression the adapter gives over the case
 model (a column, or more than one, or a subquery), which Django compiles into a statement but a
 trigger would need as PL/pgSQL per host, with one more object on a host table to install, remove and
-keep in step (the lifecycle wall/triggers.py gives the sight's). Every save through Django already
-reaches the receivers, and an `auto_now` clock moves on no other path.
+keep in step (the lifecycle wall/triggers.py gives the sight's). Every save of a case through Django
+reaches the receivers; the paths past them (`bulk_create`, `QuerySet.update`, raw SQL) are the ones the
+nightly run is for, as they are for the stale flags and the map.
 """
 
 from __future__ import annotations

@@ -6,13 +6,15 @@
   the lines read for the page's cases only.
 - A lawyer within it: their cases sorted by their clocks; the activity's index never read.
 - A firm admin: the firm's case ids never listed (counted from the firm's index), each walked row probed.
-- Every read of the activity's table is a range of the viewer's firm: another firm's rows are never read.
+- Every read of the activity's table, and of the map's nodes, is a range or a probe of the viewer's firm:
+  another firm's rows are never read.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +23,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
-from graph_memory.models import CaseActivity, CaseSummary
+from graph_memory.models import CaseActivity, CaseSummary, Node
 from graph_memory.summaries import activity
 from graph_memory.viewer.memory_index import MIN_LINE_BYTES, memory_index
 from practice.models import Case, CaseUserObjectPermission
@@ -155,3 +157,16 @@ def test_a_firm_admins_index_lists_no_case_ids(firms, settings, django_assert_nu
     [walk] = _ran(plan, **{"Index Name": ORDER})
     assert walk["Actual Rows"] == fetch and walk.get("Rows Removed by Filter", 0) == 0 and _walks_its_firm_only(walk)
     assert not _ran(plan, **{"CTE Name": "vis"})
+
+
+@pytest.mark.parametrize("who", ["lawyer", "few", "admin"])
+def test_every_read_of_the_activity_and_the_map_is_the_viewers_firm(firms, who) -> None:
+    """Beside a firm as large: each scan of the activity's table and of the map's nodes (a line's case node) is a
+    range or a probe of the viewer's firm, and no other firm's id is in the statement."""
+    plan = _plan(firms[who])
+    tables = {CaseActivity._meta.db_table, Node._meta.db_table}
+    scans = [n for n in _nodes(plan) if n.get("Relation Name") in tables]
+    assert scans and all(n["Node Type"] in ("Index Scan", "Index Only Scan") for n in scans)
+    # The firm as a constant (the walk), or the firm of the case probed (a line's node: a case of theirs).
+    assert all(re.search(rf"firm_id = ({firms['firm'].pk}|\w+\.firm_id)\b", n.get("Index Cond", "")) for n in scans)
+    assert set(re.findall(r"\bfirm_id = '?(\d+)", repr(plan))) == {str(firms["firm"].pk)}
