@@ -11,7 +11,8 @@ The big firm has four classes of viewer, as a large practice grants access:
 Each case has a client (a few clients hold many cases), 1-3 counterparties, an owner and a team,
 a summary with a synthetic 384-d vector and words (tests/search_support.py's generators), and one
 case in DOCUMENT_EVERY a processed document. Rows go in with bulk inserts and no signals; the map
-is built by the app's own `graph_rebuild_firm`, the firms' search indexes by `ensure_search_indexes`.
+is built by the app's own `graph_rebuild_firm`, the cases' last activity (the memory index's order)
+by `activity_rebuild`, the firms' search indexes by `ensure_search_indexes`.
 Then every lawyer reads once (a lookup), so whatever the app keeps per viewer is there, as on a
 working day.
 
@@ -337,12 +338,15 @@ def _without_search_indexes(load: Callable[[], None]) -> None:
 
 
 def _build_firm(firm_id: int, progress: Callable[[str], None]) -> dict[str, float]:
-    """The app's own derived data of one firm: its map, its documents' indexes. Returns seconds per step."""
+    """The app's own derived data of one firm: its map and its cases' last activity, its documents' indexes.
+    Returns seconds per step."""
     from graph_memory import services
     from practice.models import Document
 
     t0 = time.perf_counter()
     services.graph_rebuild_firm(firm_id=firm_id)
+    # Each case's last activity (the memory index's order): the rows were loaded past the receivers.
+    services.activity_rebuild(firm_id=firm_id)
     t1 = time.perf_counter()
     for case_id in Document.objects.filter(firm_id=firm_id).values_list("case_id", flat=True):
         services.build_document_index(case_id=case_id, key=DOCUMENT_KEY, offline=True)
