@@ -44,7 +44,7 @@ from graph_memory.plumbing.stmt import Stmt
 from graph_memory.summaries import activity
 from graph_memory.summaries.context import clip
 from graph_memory.summaries.rulebook import SECTIONS
-from graph_memory.wall.scope import Read, rows, scope_of
+from graph_memory.wall.scope import VISIBLE_ONCE, Read, may_open, rows, scope_of
 
 COUNTERPARTIES_SHOWN = 3
 TITLE_CHARS = 100
@@ -107,32 +107,29 @@ _SORTED = """(SELECT k.id, k.active FROM ({cases}) AS c(id) CROSS JOIN LATERAL (
     WHERE (SELECT n.total FROM n) <= %(few)s
     ORDER BY k.active DESC NULLS LAST, k.id DESC LIMIT %(fetch)s)"""
 # Past it, the firm's cases in the activity's order, from its index, each kept if the viewer may open it
-# (`{open}`, a condition on `a.case_id`), until the page is full: the rows read follow the page and the
-# share of the firm the viewer may open, not how many cases that is.
-_WALKED = f"""(SELECT a.case_id, a.active_at FROM {CaseActivity._meta.db_table} a
-    WHERE (SELECT n.total FROM n) > %(few)s AND a.firm_id = %(firm)s AND {{open}}
+# (`{probe}`, a join, or `{kept}`, a condition, on `a.case_id`), until the page is full: the rows read follow
+# the page and the share of the firm the viewer may open, not how many cases that is.
+_WALKED = f"""(SELECT a.case_id, a.active_at FROM {CaseActivity._meta.db_table} a {{probe}}
+    WHERE (SELECT n.total FROM n) > %(few)s AND a.firm_id = %(firm)s AND {{kept}}
     ORDER BY a.active_at DESC NULLS LAST, a.case_id DESC LIMIT %(fetch)s)"""
 _PAGE = f"page AS MATERIALIZED ({_SORTED} UNION ALL {_WALKED})"
-# The viewer's cases, listed once (a firm admin's never are: counted from the firm's index, probed one by one).
-_VIS = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) AS v(id))"
 # The index's rows: (case id, reference, title, status, client, counterparties, case node id, stale, written_at,
 # gist, last activity, visible total). Names: few (VISIBLE_FIRST_MAX), fetch (the rows a page may need), clocks, lines.
 MEMORY_INDEX = Read(
     name="memory_index",
     columns=12,
+    # A firm admin's cases are never listed: counted from the firm's index, the walk probing the wall per row.
     whole_firm=(
         "WITH n AS MATERIALIZED (SELECT count(*) AS total FROM ({visible}) AS v(id)), "
-        + _PAGE.replace("{cases}", "{visible}").replace(
-            "{open}", "(EXISTS (SELECT 1 FROM ({visible}) AS v(id) WHERE v.id = a.case_id OFFSET 0)) IS TRUE"
-        )
+        + _PAGE.replace("{cases}", "{visible}").replace("{probe}", may_open("a.case_id")).replace("{kept}", "true")
         + _LINES
     ),
+    # Anyone else's are listed once, for the total; the walk keeps a row whose case is among them (a hashed set
+    # of the ids; IS TRUE: a filter, never a join that would hash the firm's walk instead).
     walled=(
-        f"WITH {_VIS}, n AS MATERIALIZED (SELECT count(*) AS total FROM vis), "
-        + _PAGE.replace("{cases}", "SELECT vis.id FROM vis").replace(
-            # A hashed set of the ids listed once (IS TRUE: a filter, never a join that would hash the walk instead).
-            "{open}", "(a.case_id IN (SELECT vis.id FROM vis)) IS TRUE"
-        )
+        f"WITH {VISIBLE_ONCE}, n AS MATERIALIZED (SELECT count(*) AS total FROM vis), "
+        + _PAGE.replace("{cases}", "SELECT vis.id FROM vis").replace("{probe}", "")
+        .replace("{kept}", "(a.case_id IN (SELECT vis.id FROM vis)) IS TRUE")
         + _LINES
     ),
     unsighted="the index orders the firm's cases by their last activity, which the sight does not keep; a small "
