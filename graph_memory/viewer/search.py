@@ -146,17 +146,20 @@ _N = (
     "<= (SELECT cap FROM cap) AS exact)"
 )
 
-# The CTEs `walk`, `ann` and `vec` (case_id, distance, rank; after `cap` and `n`): the `depth` visible
+# The CTEs `query`, `walk`, `ann` and `vec` (case_id, distance, rank; after `cap` and `n`): the `depth` visible
 # cases nearest to the query vector, exact when the viewer sees at most `cap` vectors, else from the HNSW
 # index, and exact again if the index came back short. `walk` sets the index walk's settings from the
 # statement itself: the walk's query vector comes from the same row, so they are in force before the walk's
 # first step (pgvector reads them then); local, they end with the transaction (this statement, outside
 # one). An iterative scan in strict order keeps walking until `depth` rows pass the wall (or
 # hnsw.max_scan_tuples); the candidate list is shorter on the firm's own index (firm_indexes), when it has
-# one. `ann` is not run at all when the exact scan answers. `{vectors}`: _LAWYERS_VECTORS or _FIRMS_VECTORS.
+# one. `ann` is not run at all when the exact scan answers, nor `walk`. The query vector is written once
+# (`query`), for the walk and the exact scan: written twice, its text was half the statement's.
+# `{vectors}`: _LAWYERS_VECTORS or _FIRMS_VECTORS.
 _VECTOR_RANKING = f"""
+query AS MATERIALIZED (SELECT %(query)s::vector AS vector),
 walk AS MATERIALIZED (
-    SELECT %(query)s::vector AS query, set_config('hnsw.iterative_scan', 'strict_order', true) AS iterative,
+    SELECT (SELECT query.vector FROM query) AS query, set_config('hnsw.iterative_scan', 'strict_order', true) AS iterative,
            set_config('hnsw.ef_search', (CASE WHEN {{own_index}} THEN %(firm_ef)s ELSE %(shared_ef)s END)::text, true) AS ef
 ),
 ann AS MATERIALIZED (
@@ -164,11 +167,11 @@ ann AS MATERIALIZED (
     WHERE NOT (SELECT n.exact FROM n) AND s.firm_id = %(firm)s AND s.embedding_model = %(model)s AND {_PROBED}
     ORDER BY distance LIMIT %(depth)s
 ),
-vec AS (
+vec AS MATERIALIZED (
     SELECT r.case_id, r.distance, row_number() OVER (ORDER BY r.distance, r.case_id) AS rank FROM (
         SELECT ann.case_id, ann.distance FROM ann WHERE (SELECT count(*) FROM ann) >= %(depth)s
         UNION ALL (
-            SELECT s.case_id, cosine_distance(s.embedding, %(query)s::vector) AS distance
+            SELECT s.case_id, cosine_distance(s.embedding, (SELECT query.vector FROM query)) AS distance
             FROM {{vectors}}
             WHERE (SELECT count(*) FROM ann) < %(depth)s
             ORDER BY distance, s.case_id LIMIT %(depth)s
@@ -293,12 +296,12 @@ _PROBED_MATCHES = f"""SELECT m.case_id, m.found, m.rank_cd
 #   hundreds of milliseconds, issue 28): every match of the firm from the GIN index, ranked, then probed
 #   against the wall in that order until `depth` pass (the probes of a nested loop under a LIMIT), so no
 #   case id is listed.
-_WORD_RANKING = f"kw AS (SELECT m.case_id, m.found, row_number() OVER (ORDER BY {_WORD_ORDER}) AS rank FROM ({{ranked}}) AS m)"
+_WORD_RANKING = f"kw AS MATERIALIZED (SELECT m.case_id, m.found, row_number() OVER (ORDER BY {_WORD_ORDER}) AS rank FROM ({{ranked}}) AS m)"
 _FIRMS_WORDS = _PROBED_MATCHES.replace("{matches}", _matches(f"{S} s", "true"))
 # Exactly one of the two runs: each is gated on `n.exact` (a one-time filter: the other is never started).
 _LAWYERS_WORDS = (
     f"(SELECT m.case_id, m.found, m.rank_cd FROM ("
-    f"{_matches(f'vis CROSS JOIN LATERAL (SELECT * FROM {S} s WHERE s.case_id = vis.id OFFSET 0) s', '(SELECT n.exact FROM n)')}"
+    f"{_matches(f'vis CROSS JOIN LATERAL (SELECT s.case_id, s.firm_id, s.search_vector FROM {S} s WHERE s.case_id = vis.id OFFSET 0) s', '(SELECT n.exact FROM n)')}"
     f") AS m ORDER BY {_WORD_ORDER} LIMIT %(depth)s) "
     f"UNION ALL ({_PROBED_MATCHES.replace('{matches}', _matches(f'{S} s', 'NOT (SELECT n.exact FROM n)'))})"
 )
@@ -312,14 +315,18 @@ _MEANING = (
 # this statement. The candidates (at most 2 x depth) drive every lookup after the fusion, one probe each
 # (LATERAL, OFFSET 0): joined, the planner may scan every case node of the firm and redo the rankings for
 # each. `{references}`: every case's id and reference.
+# Every CTE is MATERIALIZED, those read once too (vec, kw, fused, top, hits; none holds more than 2 x depth
+# rows): PostgreSQL copies a CTE it inlines into the query that reads it, walking the whole statement to find
+# it, once per CTE, where a materialised one is planned once, on its own. Inlined, planning this statement
+# took longer than running it for a lawyer on a few hundred cases (issue 28; bench/bench_search_planning.py).
 _SEARCH = f"""WITH {VISIBLE_ONCE}, {_WORDS}, {{cap}}, {_N}, {{vector_ranking}}, {_WORD_RANKING},
-fused AS (
+fused AS MATERIALIZED (
     SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
            coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf,
            {_MEANING} AS meaning, kw.found::float8 / nullif(words.total, 0) AS words
     FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id CROSS JOIN words
 ),
-top AS (
+top AS MATERIALIZED (
     SELECT f.case_id, greatest(f.meaning, f.words) AS score, f.rrf, f.meaning, f.words,
            c.reference AS key, n.id AS node_id, n.label
     FROM fused f
@@ -332,7 +339,7 @@ top AS (
     ORDER BY score DESC, f.rrf DESC, c.reference, f.case_id
     LIMIT %(fetch)s
 ),
-hits AS (
+hits AS MATERIALIZED (
     SELECT top.*, ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %(headline)s) AS snippet
     FROM top CROSS JOIN LATERAL (SELECT s.text FROM {S} s WHERE s.case_id = top.case_id OFFSET 0) s CROSS JOIN words
 )
