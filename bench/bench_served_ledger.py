@@ -217,6 +217,7 @@ def run() -> None:
                 flushed += _time(client, path, params, 1)
         single.append((label, *(statistics.median(t) for t in (without, with_ledger, flushed))))
     inserts = _insert_times(world)
+    load_end = os.getloadavg()[0]  # before the 8 threads below, which load the machine themselves
     with _Flushed():
         flushed_inserts = _insert_times(world)
     progress("8 concurrent readers ...")
@@ -232,12 +233,11 @@ def run() -> None:
     served_chain.seal_all()
     check = served_chain.verify_firm(firm_id=world["firm"].pk)
     assert check.ok and check.rows == rows, check.problems
-    load_end = os.getloadavg()[0]
 
     print("## Served ledger\n")
     print(
         f"Measured {dt.date.today().isoformat()} on {os.cpu_count()} cores ({cpu_model()}), embedded PostgreSQL 18; "
-        f"load average (1 min) at start / end: {load_start:.1f} / {load_end:.1f}"
+        f"load average (1 min) at the start and after the single reads: {load_start:.1f} / {load_end:.1f}"
         + (
             " (above the cores: other processes shared the machine and absolute timings are inflated; the "
             "with/without requests were taken back to back to keep them comparable)"
