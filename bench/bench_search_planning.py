@@ -26,7 +26,6 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -114,21 +113,6 @@ def _username(cls: str, firm_slug: str) -> str:
     return f"{cls.split()[-1].strip('~').replace(',', '')}-{firm_slug}"
 
 
-def _statements(call: Callable[[], Any]) -> list[tuple[str, Any]]:
-    """Every statement `call` runs, with its parameters."""
-    from django.db import connection
-
-    seen: list[tuple[str, Any]] = []
-
-    def record(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        seen.append((sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(record):
-        call()
-    return seen
-
-
 def _explained(statements: list[tuple[str, Any]]) -> tuple[float, float, str, int]:
     """(planning ms, execution ms, the vector ranking's path, its length as sent) of the last statement, after
     the others (the peers' SET LOCAL), in one transaction."""
@@ -168,7 +152,7 @@ def measure(*, samples: int) -> dict[str, Any]:
     from graph_memory import services
     from graph_memory.vectors.embeddings import vector_dimensions
     from graph_memory.wall import access
-    from tests import search_support
+    from tests import plans, search_support
 
     firms = sorted(
         {u.firm.slug for u in User.objects.filter(username__startswith="admin-plan-").select_related("firm")}
@@ -212,7 +196,7 @@ def measure(*, samples: int) -> dict[str, Any]:
                         whole.setdefault((cls, way), []).append(ms)
                         tops[(cls, way, i)] = top
                     continue
-                statements = _statements(lambda: run(way, viewer, q, vector))  # noqa: B023
+                statements = plans.sent(lambda: run(way, viewer, q, vector))  # noqa: B023
                 plan_ms, exec_ms, path, sent = _explained(statements)
                 if i >= WARMUP:
                     planned.setdefault((cls, way), []).append((plan_ms, exec_ms))

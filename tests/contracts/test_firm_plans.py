@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -42,6 +42,7 @@ from graph_memory.models.graph import LOOKUP_WORDS_EXPRESSION, PARTY_VARIANTS_CO
 from graph_memory.viewer import selectors
 from practice.models import Case, CaseCounterparty, CaseTeamMember, CaseUserObjectPermission, Client, Counterparty
 from practice.permissions import view_case_permission
+from tests import plans
 from tests.factories import FirmFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -101,12 +102,6 @@ def world() -> dict[str, Any]:
 # --- reading plans --------------------------------------------------------------------------------
 
 
-def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
-
-
 def _probe_bounded(table: str, index: str, cond: str) -> bool:
     if table == S and ("holder" in cond or index in HOLDER_KEYED_INDEXES):
         return True
@@ -125,7 +120,7 @@ def _bitmap_bounded(table: str, node: dict[str, Any]) -> bool:
 def unbounded_scans(plan: dict[str, Any]) -> list[str]:
     """The scans of the map's tables in `plan` that could read another firm's rows (empty when none)."""
     found = []
-    for node in _nodes(plan):
+    for node in plans.nodes(plan):
         table, kind = node.get("Relation Name"), node["Node Type"]
         if table not in (N, E, S) or kind == "ModifyTable":  # a write, of the rows its scans found
             continue
@@ -172,11 +167,11 @@ def assert_firm_bounded(plans: list[tuple[str, dict[str, Any]]], firm: Firm) -> 
 
 
 def scans_of(plan: dict[str, Any], table: str) -> list[dict[str, Any]]:
-    return [node for node in _nodes(plan) if node.get("Relation Name") == table]
+    return [node for node in plans.nodes(plan) if node.get("Relation Name") == table]
 
 
 def index_names(plan: dict[str, Any]) -> set[str]:
-    return {node["Index Name"] for node in _nodes(plan) if "Index Name" in node}
+    return {node["Index Name"] for node in plans.nodes(plan) if "Index Name" in node}
 
 
 # --- the reads ------------------------------------------------------------------------------------
@@ -248,7 +243,7 @@ def test_the_variant_index_hands_over_none_of_their_parties(world: dict[str, Any
     though theirs hold the same names ten times over."""
     firm, admin = world["firm"], world["admin"]
     [(_, plan)] = plans_of(lambda: services.conflicts_check(viewer=admin, name="Northwind Holdings"), analyze=True)
-    probes = [n for n in _nodes(plan) if n.get("Index Name") == "gm_node_party_variants"]
+    probes = [n for n in plans.nodes(plan) if n.get("Index Name") == "gm_node_party_variants"]
     read = sum(round(p["Actual Rows"] * p["Actual Loops"]) for p in probes)  # per loop, rounded to two decimals
 
     def entries(firm_id: int) -> int:

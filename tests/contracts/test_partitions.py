@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -35,6 +35,7 @@ from graph_memory.models import CaseSummary, Edge, MissedChange, Node, RefreshRu
 from graph_memory.vectors.embeddings import vector_dimensions
 from graph_memory.viewer.memory_index import memory_index
 from practice.models import Case, CaseCounterparty, Client
+from tests import plans
 from tests.contracts.test_firm_plans import _firm
 from tests.factories import DocumentFactory
 from tests.long_documents import long_agreement
@@ -69,16 +70,10 @@ def world(settings: Any) -> dict[str, Any]:
     return {"firm": firm, "admin": admin, "lawyer": lawyer, "case": case, "cases": cases, "vector": vector}
 
 
-def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for child in plan.get("Plans", []):
-        yield from _nodes(child)
-
-
 def partitions_scanned(plan: dict[str, Any]) -> dict[str, set[str]]:
     """{partitioned table: the partitions of it the plan keeps}, after plan-time and startup pruning."""
     found: dict[str, set[str]] = defaultdict(set)
-    for node in _nodes(plan):
+    for node in plans.nodes(plan):
         if match := _PARTITION.match(node.get("Relation Name", "")):
             found[match.group(1)].add(node["Relation Name"])
     return found

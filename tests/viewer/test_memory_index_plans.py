@@ -13,9 +13,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,6 +26,7 @@ from graph_memory.summaries import activity
 from graph_memory.viewer.memory_index import MIN_LINE_BYTES, memory_index
 from practice.models import Case, CaseUserObjectPermission
 from practice.permissions import view_case_permission
+from tests import plans
 from tests.factories import ClientFactory, FirmFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -92,30 +91,13 @@ def _fetch(settings: Any) -> int:
 def _plan(viewer: User) -> dict[str, Any]:
     """The plan of the index's one statement for `viewer`."""
     memory_index(viewer=viewer)  # the permission's id, read once
-    seen: list[tuple[str, Any]] = []
-
-    def record(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        seen.append((sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(record):
-        memory_index(viewer=viewer)
-    [(sql, params)] = seen
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
-        explained = cursor.fetchone()[0]
-    return (json.loads(explained) if isinstance(explained, str) else explained)[0]["Plan"]
-
-
-def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield node
-    for child in node.get("Plans", []):
-        yield from _nodes(child)
+    [statement] = plans.sent(lambda: memory_index(viewer=viewer))
+    return plans.analyzed(statement)
 
 
 def _ran(plan: dict[str, Any], **match: Any) -> list[dict[str, Any]]:
     """The plan's nodes with these properties that ran at least once."""
-    return [n for n in _nodes(plan) if n.get("Actual Loops") and all(n.get(k) == v for k, v in match.items())]
+    return [n for n in plans.nodes(plan) if n.get("Actual Loops") and all(n.get(k) == v for k, v in match.items())]
 
 
 def _walks_its_firm_only(walk: dict[str, Any]) -> bool:
@@ -165,7 +147,7 @@ def test_every_read_of_the_activity_and_the_map_is_the_viewers_firm(firms, who) 
     range or a probe of the viewer's firm, and no other firm's id is in the statement."""
     plan = _plan(firms[who])
     tables = {CaseActivity._meta.db_table, Node._meta.db_table}
-    scans = [n for n in _nodes(plan) if n.get("Relation Name") in tables]
+    scans = [n for n in plans.nodes(plan) if n.get("Relation Name") in tables]
     assert scans and all(n["Node Type"] in ("Index Scan", "Index Only Scan") for n in scans)
     # The firm as a constant (the walk), or the firm of the case probed (a line's node: a case of theirs).
     assert all(re.search(rf"firm_id = ({firms['firm'].pk}|\w+\.firm_id)\b", n.get("Index Cond", "")) for n in scans)

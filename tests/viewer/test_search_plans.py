@@ -14,8 +14,6 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -27,7 +25,7 @@ from graph_memory import services
 from graph_memory.vectors import firm_indexes
 from graph_memory.viewer import search
 from practice.models import Case, CaseUserObjectPermission
-from tests import search_support
+from tests import plans, search_support
 from tests.factories import FirmFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -37,6 +35,7 @@ pytestmark = pytest.mark.django_db
 def _no_configured_embedder(settings) -> None:
     """Words only means words only: a search given no embedder does not fall back to a configured one."""
     settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none"}
+
 
 CASES, VISIBLE, FEW = 4_000, 3_200, 200
 DEPTH = 20  # search_cases' depth for a page of 10
@@ -68,39 +67,13 @@ def big_firm(django_db_setup, django_db_blocker):  # -> Iterator[dict[str, Any]]
             outer.__exit__(None, None, None)
 
 
-def _statements(call: Callable[[], Any]) -> list[tuple[str, Any]]:
-    """The SQL and parameters of every statement `call` runs."""
-    seen: list[tuple[str, Any]] = []
-
-    def record(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
-        seen.append((sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(record):
-        call()
-    return seen
-
-
-def _plan(statement: tuple[str, Any]) -> dict[str, Any]:
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement[0], statement[1])
-        explained = cursor.fetchone()[0]
-    return (json.loads(explained) if isinstance(explained, str) else explained)[0]["Plan"]
-
-
-def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield node
-    for child in node.get("Plans", []):
-        yield from _nodes(child)
-
-
 def _search_plan(viewer: User, query: np.ndarray | None, q: str = "lease") -> dict[str, Any]:
     """The plan of the one statement of the viewer's whole search (hybrid with `query`, else words only)."""
     embedder = None if query is None else search_support.FixedEmbedder(query)
     services.search_cases(viewer=viewer, q=q, limit=10, embedder=embedder)  # the permission's id, read once
-    statements = _statements(lambda: services.search_cases(viewer=viewer, q=q, limit=10, embedder=embedder))
+    statements = plans.sent(lambda: services.search_cases(viewer=viewer, q=q, limit=10, embedder=embedder))
     assert len(statements) == 1
-    return _plan(statements[0])
+    return plans.analyzed(statements[0])
 
 
 def _rescans_of_the_visible_set(plan: dict[str, Any]) -> list[str]:
@@ -108,7 +81,7 @@ def _rescans_of_the_visible_set(plan: dict[str, Any]) -> list[str]:
     each row, as a semi-join or the inner side of a nested loop does), or more than one grant per probe."""
     grants = CaseUserObjectPermission._meta.db_table
     found = []
-    for node in _nodes(plan):
+    for node in plans.nodes(plan):
         loops, rows = node.get("Actual Loops", 0), node.get("Actual Rows", 0)
         if node.get("CTE Name") == "vis" and loops > 1:
             found.append(f"{node['Node Type']} on vis, {loops} loops")
@@ -129,12 +102,12 @@ def test_a_lawyers_search_never_rescans_their_visible_set(big_firm, settings, pa
         settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "SEARCH_EXACT_MAX": 10 * CASES}
     plan = _search_plan(lawyer, None if path == "words only" else _query(big_firm))
     assert _rescans_of_the_visible_set(plan) == []
-    listed = [n for n in _nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
+    listed = [n for n in plans.nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
     # Listed once: whole when their summaries are ranked one by one; else only counted up to the cap
     # (both rankings then probe the wall for each candidate).
     whole = len(visible) if path.startswith("exact") else search_support.exact_cap() + 1
     assert listed and max(n["Actual Rows"] for n in listed) == whole
-    walked = [n for n in _nodes(plan) if n.get("Index Name") == firm_indexes.index_name(big_firm["firm"].pk)]
+    walked = [n for n in plans.nodes(plan) if n.get("Index Name") == firm_indexes.index_name(big_firm["firm"].pk)]
     assert bool(walked and walked[0]["Actual Loops"]) == (path == "index walk")
 
 
@@ -179,14 +152,14 @@ def test_a_firm_admins_search_is_one_statement_that_lists_no_case_ids(
     with django_assert_num_queries(1):
         result = services.search_cases(viewer=admin, q="lease", limit=10, embedder=embedder)
     assert result.results and {h.case_id for h in result.results} <= set(big_firm["corpus"].case_ids[firm.pk].tolist())
-    (statement,) = _statements(lambda: services.search_cases(viewer=admin, q="lease", limit=10, embedder=embedder))
-    plan = _plan(statement)
+    (statement,) = plans.sent(lambda: services.search_cases(viewer=admin, q="lease", limit=10, embedder=embedder))
+    plan = plans.analyzed(statement)
     cases = Case._meta.db_table
-    reads = [n for n in _nodes(plan) if n.get("Relation Name") == cases and n.get("Actual Loops")]
+    reads = [n for n in plans.nodes(plan) if n.get("Relation Name") == cases and n.get("Actual Loops")]
     assert reads and all(n["Actual Rows"] <= 1 for n in reads)  # one case per probe, never a list
     assert sum(n["Actual Loops"] for n in reads) <= 4 * DEPTH  # the candidates' probes, not the firm's 4,000
-    assert not [n for n in _nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
-    walked = [n for n in _nodes(plan) if n.get("Index Name") == firm_indexes.index_name(firm.pk)]
+    assert not [n for n in plans.nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
+    walked = [n for n in plans.nodes(plan) if n.get("Index Name") == firm_indexes.index_name(firm.pk)]
     assert bool(walked and walked[0]["Actual Loops"]) == (path == "index walk")
 
 
@@ -200,6 +173,6 @@ def test_the_walks_settings_are_in_force_for_the_walk(big_firm, settings) -> Non
     }  # fmt: skip
     few, visible = big_firm["few"]
     plan = _search_plan(few, _query(big_firm, seed=11))
-    (walk,) = [n for n in _nodes(plan) if n.get("Subplan Name") == "CTE ann"]
+    (walk,) = [n for n in plans.nodes(plan) if n.get("Subplan Name") == "CTE ann"]
     assert walk["Actual Rows"] == DEPTH  # a full page of candidates: the exact scan is not needed
     assert len(visible) == FEW
