@@ -8,6 +8,7 @@ in order by hand, and a statement is never separated from its parameters.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,24 +49,37 @@ def sql(template: str, /, **names: Any) -> Stmt:
     return _build(template, names, ())
 
 
+@functools.lru_cache(maxsize=512)
+def _parsed(template: str) -> tuple[tuple[str, str, str], ...]:
+    """`template` as (text before, kind, name) steps, kind "value" or "part" ("" after the last): parsed once."""
+    steps: list[tuple[str, str, str]] = []
+    last, before = 0, ""
+    for token in _TOKEN.finditer(template):
+        before += template[last : token.start()]
+        last = token.end()
+        if token.group() == "%%":
+            before += "%%"
+        elif token.group() == "%s":
+            raise ValueError(f"an unnamed parameter at {template[max(0, token.start() - 40) : token.end()]!r}")
+        else:
+            kind = "value" if token["value"] is not None else "part"
+            steps.append((before, kind, token[kind]))
+            before = ""
+    steps.append((before + template[last:], "", ""))
+    return tuple(steps)
+
+
 def _build(template: str, names: Mapping[str, Any], within: tuple[str, ...]) -> Stmt:
     text: list[str] = []
     params: list[Any] = []
-    last = 0
-    for token in _TOKEN.finditer(template):
-        text.append(template[last : token.start()])
-        last = token.end()
-        if token.group() == "%%":
-            text.append("%%")
-        elif token.group() == "%s":
-            raise ValueError(f"an unnamed parameter at {template[max(0, token.start() - 40) : token.end()]!r}")
-        elif (name := token["value"]) is not None:
+    for before, kind, name in _parsed(template):
+        text.append(before)
+        if kind == "value":
             if name not in names:
                 raise KeyError(f"no value for %({name})s")
             text.append("%s")
             params.append(names[name])
-        else:
-            name = token["part"]
+        elif kind == "part":
             if name not in names:
                 raise KeyError(f"no statement for {{{name}}}")
             part = names[name]
@@ -77,5 +91,4 @@ def _build(template: str, names: Mapping[str, Any], within: tuple[str, ...]) -> 
                 raise TypeError(f"{{{name}}} must be a Stmt or a template, not {type(part).__name__}")
             text.append(part.sql)
             params.extend(part.params)
-    text.append(template[last:])
     return Stmt("".join(text), tuple(params))

@@ -119,6 +119,33 @@ def test_the_cases_recorded_are_those_the_answer_showed(world: World) -> None:
     assert one_new_row(before).case_ids == [case_pk(C031)]
 
 
+def test_record_keeps_given_case_ids_and_the_firms_case_nodes_only(world: World) -> None:
+    """`record` takes case ids, case node ids, or both: each form stores the sorted, distinct case ids, and a
+    node id that is not a case of the row's firm (a client node, another firm's case, an unknown id) adds nothing."""
+    c014, c031 = node("case", C014), node("case", C031)
+    other_firm = Firm.objects.create(slug="elsewhere", name="Elsewhere LLP")
+    foreign = Node.objects.create(
+        id=uuid.uuid4(), firm=other_firm, kind="case", ref_id=c014.ref_id + 10_000, label="Elsewhere's case"
+    )
+    strays = [str(node("client", NW).pk), str(foreign.pk), str(uuid.uuid4())]
+    forms = {
+        "ids": {"case_ids": [c031.ref_id, c014.ref_id, c031.ref_id]},
+        "nodes": {"case_node_ids": [str(c031.pk), str(c014.pk), *strays]},
+        "both": {"case_ids": [c031.ref_id], "case_node_ids": [str(c014.pk), *strays]},
+        "neither": {},
+    }
+    stored = {}
+    for form, cases in forms.items():
+        before = last_id()
+        served_ledger.record(
+            firm_id=world.firm.pk, viewer_id=world.users["alice"].pk, endpoint="test", status="ok", query=form,
+            **cases,
+        )  # fmt: skip
+        stored[form] = one_new_row(before).case_ids
+    both = sorted([c014.ref_id, c031.ref_id])
+    assert stored == {"ids": both, "nodes": both, "both": both, "neither": []}
+
+
 def test_a_hidden_case_leaves_the_row_an_absent_one_leaves(world: World) -> None:
     hidden, absent = str(node("case", C014).pk), str(uuid.uuid4())  # C014 is alice's, not bob's
     answers = []
