@@ -24,6 +24,9 @@ payloads are built, not any list of known payloads:
 from __future__ import annotations
 
 import re
+import re._constants as sre_constants  # type: ignore[import-not-found]  # the parser `re` compiles with
+import re._parser as sre_parse  # type: ignore[import-not-found]  # (sre_parse before Python 3.11; no stubs)
+from typing import Any
 
 from graph_memory.summaries.sentences import split as sentences
 
@@ -98,10 +101,73 @@ _PATTERNS = [
 ]
 _RULES = [re.compile(p, re.I) for p in _PATTERNS]
 
+# A rule is tried only on text holding one of the words every match of it must contain (`required`,
+# read off the rule's own parse, so a rule added above is covered with no list to keep). Text is
+# compared case-folded as the rules' IGNORECASE compares it: the characters that match an ASCII
+# letter without being one are mapped to it first (tests/summaries/test_instruction_like.py derives
+# this map from `re` itself).
+ASCII_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def required(pattern: str) -> tuple[frozenset[str], ...]:
+    """What every text `pattern` (IGNORECASE) matches holds: for each set, one of its lower-case strings.
+
+    Read off the pattern's parse: a literal run is required as it is, a group as its parts, a repeat
+    when it must occur once, alternatives as the union of what each requires at best. Empty: nothing known.
+    """
+    return _required(sre_parse.parse(pattern, re.I))
+
+
+def _required(items: Any) -> tuple[frozenset[str], ...]:
+    needs: list[frozenset[str]] = []
+    run = ""
+    for op, av in items:
+        if op is sre_constants.LITERAL and av < 128:
+            run += chr(av).lower()
+            continue
+        if run:
+            needs.append(frozenset([run]))
+            run = ""
+        if op is sre_constants.SUBPATTERN and not av[1] and not av[2]:  # a group with no flags of its own
+            needs.extend(_required(av[3]))
+        elif op is sre_constants.BRANCH:
+            best = [_best(_required(branch)) for branch in av[1]]
+            if all(best):
+                needs.append(frozenset().union(*best))  # type: ignore[arg-type]
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT):
+            if av[0] >= 1:
+                needs.extend(_required(av[2]))
+    if run:
+        needs.append(frozenset([run]))
+    return tuple(needs)
+
+
+def _best(needs: tuple[frozenset[str], ...]) -> frozenset[str] | None:
+    # The most telling of a branch's needs: the longest shortest string, then the fewest strings.
+    return max(needs, key=_telling, default=None)
+
+
+def _telling(need: frozenset[str]) -> tuple[int, int]:
+    return min(map(len, need)), -len(need)
+
+
+# Each rule behind its needs, the most telling first (a need of one or two characters rules out little).
+_CHECKS = [
+    (rule, sorted(required(pattern), key=_telling, reverse=True))
+    for pattern, rule in zip(_PATTERNS, _RULES, strict=True)
+]
+
+
+def _any_rule(text: str) -> bool:
+    folded = text.translate(ASCII_TWINS).lower()
+    return any(
+        all(any(word in folded for word in need) for need in needs) and rule.search(text) for rule, needs in _CHECKS
+    )
+
 
 def sentence_is_instruction_like(sentence: str) -> bool:
     """Whether this one sentence addresses an AI, overrides its instructions, or carries role or tool-call markers."""
-    return any(rule.search(sentence) for rule in _RULES)
+    return _any_rule(sentence)
 
 
 def instruction_like_sentences(text: str) -> list[str]:
@@ -117,4 +183,4 @@ def instruction_like_sentences(text: str) -> list[str]:
 
 def is_instruction_like(text: str) -> bool:
     """Whether any sentence of `text` reads as an instruction to an AI (what `"instruction_like"` serves)."""
-    return bool(text) and any(rule.search(text) for rule in _RULES)
+    return bool(text) and _any_rule(text)

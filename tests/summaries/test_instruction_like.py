@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
+import re
+import sys
 from typing import Any
 
 import pytest
 from django.test import Client as HttpClient
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 from rest_framework.authtoken.models import Token
 
 from graph_memory import services
@@ -15,6 +21,7 @@ from graph_memory.api.tools import DISCIPLINE
 from graph_memory.documents import answers
 from graph_memory.lint import lint_firm
 from graph_memory.models import CaseSummary, LintFinding, Node
+from graph_memory.summaries import instruction_like
 from graph_memory.summaries.instruction_like import instruction_like_sentences, is_instruction_like
 from graph_memory.summaries.rulebook import render_text
 from tests.factories import CaseFactory, DeadlineFactory, FirmFactory, NoteFactory, UserFactory
@@ -66,6 +73,59 @@ def test_marking_returns_the_records_own_words_unaltered(text: str) -> None:
     record = f"The hearing is on 3 March. {text} The client agreed."
     found = instruction_like_sentences(record)
     assert found and all(sentence in record for sentence in found)
+
+
+def _every_rule(text: str) -> bool:
+    return any(rule.search(text) for rule in instruction_like._RULES)
+
+
+def test_the_ascii_twins_are_every_character_ignorecase_matches_to_an_ascii_letter() -> None:
+    """The prefilter folds text as `re` IGNORECASE compares it: derived here from `re` itself, over all of Unicode."""
+    letters = re.compile("[a-z]", re.I)
+    twins = {
+        chr(c): chr(c).lower() if chr(c).lower().isascii() else None
+        for c in range(128, sys.maxunicode + 1)
+        if letters.fullmatch(chr(c))
+    }
+    expected = {twin: next(a for a in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(a, twin, re.I)) for twin in twins}
+    assert {chr(k): v for k, v in instruction_like.ASCII_TWINS.items()} == expected
+    # str.lower turns no other character into ASCII: what lower() adds to the folded text is only ever ASCII's own.
+    assert not [c for c in range(128, sys.maxunicode + 1) if chr(c) not in expected and any(
+        ch.isascii() and ch.isalpha() for ch in chr(c).lower())]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("pattern", "needs"),
+    [
+        (r"\bignore (?:all|your) rules\b", [{"ignore "}, {"all", "your"}, {" rules"}]),
+        (r"(?:dear|hello),? (?:AI|bot)s?\b", [{"dear", "hello"}, {" "}, {"ai", "bot"}]),
+        (r"x{0,3}ab+c", [{"a"}, {"b"}, {"c"}]),  # b+ must occur once; a run is broken by the repeat
+        (r"(?:a|\d)z", [{"z"}]),  # an alternative with no literal requires nothing of the branch
+        (r"(?i:abc)", []),  # a group with flags of its own is not read
+    ],
+)
+def test_required_reads_what_every_match_holds(pattern: str, needs: list[set[str]]) -> None:
+    assert [set(n) for n in instruction_like.required(pattern)] == needs
+
+
+TWIN_TEXT = st.text(
+    alphabet=st.sampled_from("IGNORE your instructions:<|im_start|> .,!\n\"'{}[]#*ai\u017f\u0131\u212a\u0130"), max_size=80
+)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(payloads(seed=5, n=200)), min_size=1, max_size=2), TWIN_TEXT, st.randoms())
+def test_the_prefilter_never_skips_a_rule_that_matches(picked: list[str], noise: str, rng: random.Random) -> None:
+    """Any text a rule matches passes that rule's prefilter: payloads, with case, twins and noise mixed in."""
+    text = " ".join(picked) + noise
+    text = "".join(c.upper() if rng.random() < 0.3 else c for c in text)
+    text = text.replace("s", "\u017f", 1).replace("i", "\u0131", 1).replace("k", "\u212a", 1)
+    assert is_instruction_like(text) == _every_rule(text)
+
+
+def test_the_prefilter_agrees_with_every_rule_on_the_corpora() -> None:
+    texts = payloads(seed=32, n=800) + demo_sentences() + generated_sentences() + NEAR_MISSES
+    assert [is_instruction_like(t) for t in texts] == [_every_rule(t) for t in texts]
 
 
 def test_the_discipline_says_once_that_record_text_is_data_never_instructions() -> None:
