@@ -175,7 +175,7 @@ def section(scale: world.Scale, f: dict[str, Any]) -> str:
         out.append("\nPer viewer (row data, without indexes), beside: " + "; ".join(
             f"{c}: {p['viewers']} viewers, {p['rows']:,.0f} rows, {_mb(p['bytes'])} MB each" for c, p in s["per_class"].items()) + ".")  # fmt: skip
     out.append(
-        f"\nOne change at a time, each kind {f.get('change_repeats', 1)} times on other rows, in both databases by turns "
+        "\nOne change at a time, each kind n times (the table's n) on other rows, in both databases by turns "
         "(medians; a first read's worst in the JSON): the time of the write (a map re-sync: `graph_sync_case` alone, "
         "after the host's row went in without signals; a vector: one `UPDATE` of the summary; grants through "
         "guardian's `assign_perm` and `user.groups.add`), the rows it wrote in memory tables (PostgreSQL's "
@@ -184,8 +184,8 @@ def section(scale: world.Scale, f: dict[str, Any]) -> str:
         + ", ".join(f"{c} {f['steady_first_read']['beside'][c]:.1f} ms" for c in CLASSES)
         + ".\n"
     )
-    out.append("| change | audience | ms alone / beside | rows written beside | first read after it, ms (rows written) |\n"
-               "| --- | --- | ---: | --- | --- |")  # fmt: skip
+    out.append("| change | audience | n | ms alone / beside | rows written beside | first read after it, ms (rows written) |\n"
+               "| --- | --- | ---: | ---: | --- | --- |")  # fmt: skip
     for c in f["changes"]:
         written = c["beside"]["written"]
         tables = ", ".join(
@@ -193,7 +193,8 @@ def section(scale: world.Scale, f: dict[str, Any]) -> str:
         )
         reads = "; ".join(f"{cls} {r['ms']:,.1f} ({r['written']:,})" for cls, r in sorted(
             c["beside"]["first_reads"].items(), key=lambda x: CLASSES.index(x[0])))  # fmt: skip
-        out.append(f"| {c['change']} | {c['audience']} | {c['alone']['ms']:,.1f} / {c['beside']['ms']:,.1f} "
+        n = c.get("repeats", f.get("change_repeats", 1))
+        out.append(f"| {c['change']} | {c['audience']} | {n} | {c['alone']['ms']:,.1f} / {c['beside']['ms']:,.1f} "
                    f"| {sum(written.values()):,}{': ' + tables if tables else ''} | {reads} |")  # fmt: skip
     steps = "; ".join(f"{k} {v:,.0f} s" for k, v in note["seconds"].items())
     out.append(f"\nGeneration, step by step ({note['generated']}): {steps}. The first reads of every lawyer wrote "
