@@ -156,13 +156,13 @@ _CHECKS = [
     (rule, sorted(required(pattern), key=_telling, reverse=True))
     for pattern, rule in zip(_PATTERNS, _RULES, strict=True)
 ]
+_WORDS = sorted({word for _, needs in _CHECKS for need in needs for word in need})
 
 
 def _any_rule(text: str) -> bool:
     folded = text.translate(ASCII_TWINS).lower()
-    return any(
-        all(any(word in folded for word in need) for need in needs) and rule.search(text) for rule, needs in _CHECKS
-    )
+    present = {word for word in _WORDS if word in folded}
+    return any(all(not need.isdisjoint(present) for need in needs) and rule.search(text) for rule, needs in _CHECKS)
 
 
 def sentence_is_instruction_like(sentence: str) -> bool:
