@@ -113,9 +113,10 @@ def _username(cls: str, firm_slug: str) -> str:
     return f"{cls.split()[-1].strip('~').replace(',', '')}-{firm_slug}"
 
 
-def _explained(statements: list[tuple[str, Any]]) -> tuple[float, float, str, int]:
-    """(planning ms, execution ms, the vector ranking's path, its length as sent) of the last statement, after
-    the others (the peers' SET LOCAL), in one transaction."""
+def _explained(statements: list[tuple[str, Any]]) -> tuple[float, float, float, str, int]:
+    """(planning ms, execution ms, parsing ms, the vector ranking's path, its length as sent) of the last
+    statement, after the others (the peers' SET LOCAL), in one transaction. Parsing is a PREPARE of the text
+    timed from the client: parse, analysis and rewrite, which "Planning Time" leaves out, and a round trip."""
     from django.db import connection, transaction
 
     with transaction.atomic(), connection.cursor() as cursor:
@@ -126,8 +127,12 @@ def _explained(statements: list[tuple[str, Any]]) -> tuple[float, float, str, in
         sent = len(cursor.cursor.mogrify(sql, params)) if hasattr(cursor.cursor, "mogrify") else len(sql)
         cursor.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
         explained = cursor.fetchone()[0]
+        started = time.perf_counter()
+        cursor.execute("PREPARE gm_bench_parsed AS " + sql, params)
+        parsed = (time.perf_counter() - started) * 1000
+        cursor.execute("DEALLOCATE gm_bench_parsed")
     plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]
-    return plan["Planning Time"], plan["Execution Time"], _path(plan["Plan"]), sent
+    return plan["Planning Time"], plan["Execution Time"], parsed, _path(plan["Plan"]), sent
 
 
 def _path(plan: dict[str, Any]) -> str:
@@ -197,9 +202,9 @@ def measure(*, samples: int) -> dict[str, Any]:
                         tops[(cls, way, i)] = top
                     continue
                 statements = plans.sent(lambda: run(way, viewer, q, vector))  # noqa: B023
-                plan_ms, exec_ms, path, sent = _explained(statements)
+                plan_ms, exec_ms, parsed_ms, path, sent = _explained(statements)
                 if i >= WARMUP:
-                    planned.setdefault((cls, way), []).append((plan_ms, exec_ms))
+                    planned.setdefault((cls, way), []).append((plan_ms, exec_ms, parsed_ms))
                     if way == OURS:
                         assert len(statements) == 1, "search_cases ran more than one statement"
                         paths.setdefault(cls, set()).add(path)
@@ -218,8 +223,9 @@ def measure(*, samples: int) -> dict[str, Any]:
             for c in CLASSES for w in peer.WAYS
         },
         "whole_p95": {f"{c}|{w}": percentile(t, 95) for (c, w), t in whole.items()},
-        "planning": {f"{c}|{w}": statistics.median(p for p, _ in t) for (c, w), t in planned.items()},
-        "execution": {f"{c}|{w}": statistics.median(e for _, e in t) for (c, w), t in planned.items()},
+        "planning": {f"{c}|{w}": statistics.median(p for p, _, _ in t) for (c, w), t in planned.items()},
+        "execution": {f"{c}|{w}": statistics.median(e for _, e, _ in t) for (c, w), t in planned.items()},
+        "parse": {f"{c}|{w}": statistics.median(x for _, _, x in t) for (c, w), t in planned.items()},
         "paths": {c: sorted(p) for c, p in paths.items()}, "chars": {c: max(n) for c, n in length.items()},
         "load": load, "server_version": server, "date": time.strftime("%Y-%m-%d"), "exact_cap": search_support.exact_cap(),
     }  # fmt: skip
@@ -239,15 +245,17 @@ def section(f: dict[str, Any]) -> str:
         "whole and under EXPLAIN (ANALYZE, TIMING OFF), in a fresh random order. Whole: `search_cases` (hybrid, "
         "limit 10, the query vector given, three mid-frequency words, the synthetic model's similarity floor at 0) "
         "and bench/scale_peer.py's `search` for each way; plan and run: the median Planning and Execution Time "
-        "of the one statement each runs. Recall@10: each peer's vector top 10 against the exact way's (which "
+        "of the one statement each runs; parse: a PREPARE of it timed from the client (a round trip that parses, "
+        "analyses and rewrites the text, which Planning Time leaves out). Recall@10: each peer's vector top 10 against the exact way's (which "
         "ranks every visible vector), the least over the samples; the ratio is to the fastest peer at 1.0. "
         f"Load average (1 min) during the run: "
         f"{min(f['load']):.1f}-{max(f['load']):.1f} on {os.cpu_count()} cores shared with other work; {f['date']}.",
         "",
         "| viewer | statement as sent (chars) | vector ranking | ours: plan / run ms | peer exact: plan / run ms | "
+        "parse ms: ours / peer exact | "
         + " | ".join(f"whole p50: {w}" for w in ways)
         + " | peers' recall@10, least (as above) | fastest recall-1.0 peer ÷ ours |",
-        "| --- | ---: | --- | ---: | ---: | " + " | ".join("---:" for _ in ways) + " | --- | ---: |",
+        "| --- | ---: | --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in ways) + " | --- | ---: |",
     ]
     for c in f["classes"]:
         p50 = {w: f["whole_p50"][f"{c}|{w}"] for w in ways}
@@ -257,6 +265,7 @@ def section(f: dict[str, Any]) -> str:
             f"| {c} | {f['chars'][c]:,} | {', '.join(f['paths'][c])} | "
             f"{f['planning'][f'{c}|{OURS}']:.2f} / {f['execution'][f'{c}|{OURS}']:.2f} | "
             f"{f['planning'][f'{c}|exact']:.2f} / {f['execution'][f'{c}|exact']:.2f} | "
+            f"{f['parse'][f'{c}|{OURS}']:.2f} / {f['parse'][f'{c}|exact']:.2f} | "
             + " | ".join(f"{p50[w]:.1f}" for w in ways)
             + f" | {' / '.join(f'{r:.1f}' for r in recall.values())} | {fastest / p50[OURS]:.2f}x |"
         )
