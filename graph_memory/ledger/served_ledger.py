@@ -140,6 +140,9 @@ _BOTH = f"""ARRAY(
     WHERE n.id = ANY(%(case_node_ids)s::uuid[]) AND n.firm_id = %(firm)s AND n.kind = %(case_kind)s
     ORDER BY 1
 )"""
+# The row's transaction (the statement's own, in autocommit) commits without waiting for its WAL flush:
+# set from the statement itself, so the setting and the row cost one round trip (SET LOCAL needs a
+# transaction of its own: three more). Local: it ends with that transaction.
 _UNFLUSHED = " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS gm_commit"
 
 

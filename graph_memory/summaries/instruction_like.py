@@ -101,11 +101,11 @@ _PATTERNS = [
 ]
 _RULES = [re.compile(p, re.I) for p in _PATTERNS]
 
-# A rule is tried only on text holding one of the words every match of it must contain (`required`,
-# read off the rule's own parse, so a rule added above is covered with no list to keep). Text is
-# compared case-folded as the rules' IGNORECASE compares it: the characters that match an ASCII
-# letter without being one are mapped to it first (tests/summaries/test_instruction_like.py derives
-# this map from `re` itself).
+# A rule is tried only on text holding, for each of its needs, one of the need's strings: what every
+# match of the rule must contain (`required`, read off the rule's own parse, so a rule added above is
+# covered with no list to keep). Text is compared case-folded as the rules' IGNORECASE compares it:
+# the characters that match an ASCII letter without being one are mapped to it first
+# (tests/summaries/test_instruction_like.py derives this map from `re` itself).
 ASCII_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
 
 
