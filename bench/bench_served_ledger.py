@@ -19,6 +19,7 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,13 +107,16 @@ def _time(client: Any, path: str, params: dict[str, str], n: int) -> list[float]
     return times
 
 
-class _LedgerOff:
-    """`served_ledger.record` switched off: the same answer without its row (what the ledger costs)."""
+class _Replaced:
+    """`served_ledger.record` replaced by `instead` for the block."""
+
+    def __init__(self, instead: Callable[..., None]) -> None:
+        self.instead = instead
 
     def __enter__(self) -> None:
         from graph_memory.ledger import served_ledger
 
-        self.record, served_ledger.record = served_ledger.record, lambda **kwargs: None
+        self.record, served_ledger.record = served_ledger.record, self.instead
 
     def __exit__(self, *exc: Any) -> None:
         from graph_memory.ledger import served_ledger
@@ -120,25 +124,16 @@ class _LedgerOff:
         served_ledger.record = self.record
 
 
-class _RoundTrip:
-    """`served_ledger.record` replaced by one `SELECT 1`: what any write the answer waits for costs at least,
-    one round trip to the server, whatever the statement."""
+def _no_row(**kwargs: Any) -> None:
+    """The same answer without its row (what the ledger costs)."""
 
-    def __enter__(self) -> None:
-        from django.db import connection
 
-        from graph_memory.ledger import served_ledger
+def _select_one(**kwargs: Any) -> None:
+    """One `SELECT 1` in the row's place: what any write the answer waits for costs at least, one round trip."""
+    from django.db import connection
 
-        def select_one(**kwargs: Any) -> None:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT 1")
-
-        self.record, served_ledger.record = served_ledger.record, select_one
-
-    def __exit__(self, *exc: Any) -> None:
-        from graph_memory.ledger import served_ledger
-
-        served_ledger.record = self.record
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
 
 
 class _Flushed:
@@ -235,11 +230,11 @@ def run() -> None:
         round_trip: list[float] = []
         for _ in range(READS):
             with_ledger += _time(client, path, params, 1)
-            with _LedgerOff():
+            with _Replaced(_no_row):
                 without += _time(client, path, params, 1)
             with _Flushed():
                 flushed += _time(client, path, params, 1)
-            with _RoundTrip():
+            with _Replaced(_select_one):
                 round_trip += _time(client, path, params, 1)
         single.append((label, *(statistics.median(t) for t in (without, with_ledger, flushed, round_trip))))
     inserts = _insert_times(world)
@@ -251,7 +246,7 @@ def run() -> None:
     on: list[float] = []
     sealing: list[float] = []
     for _ in range(ROUNDS):  # the three ways in turn, ROUNDS times, pooled: load drifts across a run
-        with _LedgerOff():
+        with _Replaced(_no_row):
             off += _concurrent(token, reads)
         on += _concurrent(token, reads)
         sealing += _concurrent(token, reads, sealing=True)

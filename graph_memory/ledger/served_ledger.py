@@ -128,18 +128,11 @@ SELECT %(firm)s, %(viewer)s, %(endpoint)s, %(status)s, %(at)s, %(fingerprint)s, 
 """
 # The row's cases, in the simplest form the call allows: planning is most of a one-row INSERT's cost.
 _GIVEN = "%(case_ids)s::bigint[]"
-_OF_NODES = f"""ARRAY(
-    SELECT n.ref_id FROM {Node._meta.db_table} n
-    WHERE n.id = ANY(%(case_node_ids)s::uuid[]) AND n.firm_id = %(firm)s AND n.kind = %(case_kind)s
-    ORDER BY 1
-)"""
-_BOTH = f"""ARRAY(
-    SELECT c FROM unnest(%(case_ids)s::bigint[]) x(c)
-    UNION
-    SELECT n.ref_id FROM {Node._meta.db_table} n
-    WHERE n.id = ANY(%(case_node_ids)s::uuid[]) AND n.firm_id = %(firm)s AND n.kind = %(case_kind)s
-    ORDER BY 1
-)"""
+# The case ids of the given case nodes within the row's firm (a node of another kind or firm adds none).
+_NODES_CASES = f"""SELECT n.ref_id FROM {Node._meta.db_table} n
+    WHERE n.id = ANY(%(case_node_ids)s::uuid[]) AND n.firm_id = %(firm)s AND n.kind = %(case_kind)s"""
+_OF_NODES = f"ARRAY({_NODES_CASES} ORDER BY 1)"
+_BOTH = f"ARRAY(SELECT c FROM unnest(%(case_ids)s::bigint[]) x(c) UNION {_NODES_CASES} ORDER BY 1)"
 # The row's transaction (the statement's own, in autocommit) commits without waiting for its WAL flush:
 # set from the statement itself, so the setting and the row cost one round trip (SET LOCAL needs a
 # transaction of its own: three more). Local: it ends with that transaction.
