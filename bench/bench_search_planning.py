@@ -137,12 +137,10 @@ def _explained(statements: list[tuple[str, Any]]) -> tuple[float, float, float, 
 
 def _path(plan: dict[str, Any]) -> str:
     """Which way the vector ranking went: an HNSW index walked, else the exact scan."""
-    stack, walked = [plan], False
-    while stack:
-        node = stack.pop()
-        walked |= bool(node.get("Index Name", "").startswith("gm_summary_") and "hnsw" in node.get("Index Name", "")
-                       and node.get("Actual Loops"))  # fmt: skip
-        stack.extend(node.get("Plans", []))
+    from tests import plans
+
+    walked = any(node.get("Index Name", "").startswith("gm_summary_") and "hnsw" in node.get("Index Name", "")
+                 and node.get("Actual Loops") for node in plans.nodes(plan))  # fmt: skip
     return "index walk" if walked else "exact"
 
 

@@ -31,6 +31,7 @@ from graph_memory import services
 from graph_memory.models import Edge, Node, Sight
 from graph_memory.wall import access, sight
 from practice.models import Case, CaseCounterparty, Client
+from tests import plans
 from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, FirmFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -40,11 +41,12 @@ HIDDEN = 40  # hidden cases, each for the "Hub" client and against a "Hub" count
 
 def _plan_rows(plan: dict[str, Any]) -> float:
     """Rows read from tables by this plan node and those under it: kept or filtered out, every loop."""
-    own = 0.0
-    if "Relation Name" in plan:
-        kept_or_dropped = plan.get("Actual Rows", 0) + plan.get("Rows Removed by Filter", 0)
-        own = (kept_or_dropped + plan.get("Rows Removed by Index Recheck", 0)) * (plan.get("Actual Loops", 1) or 0)
-    return own + sum(_plan_rows(child) for child in plan.get("Plans", ()))
+    return sum(
+        (n.get("Actual Rows", 0) + n.get("Rows Removed by Filter", 0) + n.get("Rows Removed by Index Recheck", 0))
+        * (n.get("Actual Loops", 1) or 0)
+        for n in plans.nodes(plan)
+        if "Relation Name" in n
+    )
 
 
 def rows_touched(read: Callable[[], Any]) -> float:

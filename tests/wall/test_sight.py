@@ -40,7 +40,7 @@ from practice.models import (
     Client,
 )
 from practice.permissions import view_case_permission
-from tests import name_variants
+from tests import name_variants, plans
 from tests.factories import CaseFactory, ClientFactory, CounterpartyFactory, FirmFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -102,10 +102,6 @@ def test_the_triggers_are_installed_and_the_sight_is_built() -> None:
     assert sight.enabled() and sight.current()
 
 
-def _plan_nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
-    return [node, *(n for child in node.get("Plans", []) for n in _plan_nodes(child))]
-
-
 def test_every_trigger_statement_reads_the_tables_through_their_indexes() -> None:
     """The triggers run with seq scans, merge and hash joins off (the functions' own settings), so each statement is driven by the
     change's rows whatever the statistics say: that holds only if every table it reads has an index path.
@@ -135,7 +131,7 @@ def test_every_trigger_statement_reads_the_tables_through_their_indexes() -> Non
             cursor.execute("EXPLAIN (FORMAT JSON) " + statement)
             (plan,) = cursor.fetchone()[0]
             transaction.set_rollback(True)
-        nodes = _plan_nodes(plan["Plan"])
+        nodes = list(plans.nodes(plan["Plan"]))
         scanned = {n["Relation Name"] for n in nodes if n["Node Type"] == "Seq Scan"}
         assert scanned <= {"gm_new", "gm_old"}, (table, statement, scanned)
         # An index read with no condition reads the whole index: a scan all the same.
