@@ -5,7 +5,7 @@
   full, so the rows read follow the page and the share of the firm they may open; no sort of their cases;
   the lines read for the page's cases only.
 - A lawyer within it: their cases sorted by their clocks; the activity's index never read.
-- A firm admin: the firm's case ids never listed (counted from the firm's index), each walked row probed.
+- A firm admin: the firm's case ids never listed (only counted), each walked row probed.
 - Every read of the activity's table, and of the map's nodes, is a range or a probe of the viewer's firm:
   another firm's rows are never read.
 """
@@ -132,10 +132,14 @@ def test_a_firm_admins_index_lists_no_case_ids(firms, settings, django_assert_nu
         index = memory_index(viewer=admin)
     assert index.cases + index.omitted == CASES
     plan = _plan(admin)
-    cases = _ran(plan, **{"Relation Name": Case._meta.db_table})
-    listed = [n for n in cases if n["Actual Rows"] > 1]
-    # Only the count reads the firm's cases together, from its index; every other read is a probe of one case.
-    assert len(listed) == 1 and listed[0]["Node Type"] == "Index Only Scan" and listed[0]["Actual Rows"] == CASES
+    listed = [n for n in _ran(plan, **{"Relation Name": Case._meta.db_table}) if n["Actual Rows"] > 1]
+    # Only the count reads the firm's cases together; every other read is a probe of one case. Whether the count
+    # reads the firm's index or the table is the planner's call on this small table (it changes with the dead rows
+    # earlier tests left), so the test pins where the read is and what it reads, not its node type.
+    [count] = [n for n in plans.nodes(plan) if n.get("Subplan Name") == "CTE n"]
+    assert len(listed) == 1 and listed[0]["Actual Rows"] == CASES and any(n is listed[0] for n in plans.nodes(count))
+    condition = listed[0].get("Index Cond", "") + listed[0].get("Filter", "")
+    assert re.search(rf"firm_id = {firms['firm'].pk}\b", condition)
     [walk] = _ran(plan, **{"Index Name": ORDER})
     assert walk["Actual Rows"] == fetch and walk.get("Rows Removed by Filter", 0) == 0 and _walks_its_firm_only(walk)
     assert not _ran(plan, **{"CTE Name": "vis"})
