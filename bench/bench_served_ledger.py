@@ -6,7 +6,8 @@ each with a stored summary; a lawyer (Lena) owns 100 of them. Five
 representative reads go through the API as Lena (Django's test client, token
 authentication): a case's brief, a walk from a case, a keyword search, a
 conflict check and a name lookup. Each is timed with the ledger (one INSERT per
-answer) and with `served_ledger.record` switched off; then 8 threads read the
+answer) and with the row switched off (all the view does for it: the cases its answer
+shows, the query's fingerprint, the INSERT); then 8 threads read the
 same firm at once (a connection each), with and without the ledger, and with
 the ledger while the sealer seals the firm's rows in a loop beside them: what
 the readers would wait on if they waited on the chain. Prints one markdown section.
@@ -108,27 +109,29 @@ def _time(client: Any, path: str, params: dict[str, str], n: int) -> list[float]
 
 
 class _Replaced:
-    """`served_ledger.record` replaced by `instead` for the block."""
+    """The answer's whole ledger row (the API view's `_ledger_row`: the cases its answer shows, the query's
+    fingerprint and the INSERT) replaced by `instead` for the block."""
 
     def __init__(self, instead: Callable[..., None]) -> None:
         self.instead = instead
 
     def __enter__(self) -> None:
-        from graph_memory.ledger import served_ledger
+        from graph_memory.api.views import MemoryWiring
 
-        self.record, served_ledger.record = served_ledger.record, self.instead
+        self.row = MemoryWiring.__dict__["_ledger_row"]
+        MemoryWiring._ledger_row = self.instead  # type: ignore[method-assign]
 
     def __exit__(self, *exc: Any) -> None:
-        from graph_memory.ledger import served_ledger
+        from graph_memory.api.views import MemoryWiring
 
-        served_ledger.record = self.record
+        MemoryWiring._ledger_row = self.row  # type: ignore[method-assign]
 
 
-def _no_row(**kwargs: Any) -> None:
+def _no_row(view: Any, *args: Any, **kwargs: Any) -> None:
     """The same answer without its row (what the ledger costs)."""
 
 
-def _select_one(**kwargs: Any) -> None:
+def _select_one(view: Any, *args: Any, **kwargs: Any) -> None:
     """One `SELECT 1` in the row's place: what any write the answer waits for costs at least, one round trip."""
     from django.db import connection
 
@@ -267,7 +270,8 @@ def run() -> None:
         )
         + f". Reads through the API as a lawyer who may open {LENA_CASES} of a "
         f'{CASES:,}-case firm (`bench/bench_served_ledger.py`), {READS} of each; "without" is the same request '
-        "with `served_ledger.record` switched off; the last column replaces the row by one `SELECT 1`, the round "
+        "with its row switched off (all the view does for it: the cases its answer shows, the query's fingerprint, "
+        "the INSERT); the last column replaces all that by one `SELECT 1`, the round "
         "trip any write the answer waits for costs; the four taken in turn. Goal: the ledger adds at most 10 % to a "
         "read's p50.\n"
     )

@@ -21,6 +21,7 @@ import datetime as dt
 import hashlib
 import hmac
 import json
+import re
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -94,32 +95,49 @@ def status_for(http_status: int) -> str:
     return _STATUSES.get(http_status, ServedRow.Status.ERROR if http_status >= 500 else ServedRow.Status.INVALID)
 
 
-def _case_nodes(body: Any) -> Iterator[str]:
-    # Case nodes as every answer shows them ({"id", "kind": "case", ...}), and the memory index's
-    # reference -> case node id map. Only structured positions: a string the caller sent and the
-    # answer echoes (a `name`, a `question`) is never taken for a case.
-    if isinstance(body, dict):
-        if body.get("kind") == Node.Kind.CASE and isinstance(body.get("id"), str):
-            yield body["id"]
-        for key, value in body.items():
-            if key == "case_ids" and isinstance(value, dict):
-                yield from (v for v in value.values() if isinstance(v, str))
-            else:
-                yield from _case_nodes(value)
-    elif isinstance(body, (list, tuple)):
-        for item in body:
-            yield from _case_nodes(item)
+_CASE = Node.Kind.CASE.value
+_NESTED = (dict, list, tuple)
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def case_node_ids(body: Any, *extra: Any) -> list[str]:
-    """The case node ids an answer's body carries (plus `extra`, e.g. the case of its path), as UUID strings."""
-    found: set[str] = set()
-    for value in [*_case_nodes(body), *extra]:
+    """The case node ids an answer's body carries (plus `extra`, e.g. the case of its path), as UUID strings.
+
+    Case nodes as every answer shows them ({"id", "kind": "case", ...}), and the memory index's
+    reference -> case node id map. Only structured positions: a string the caller sent and the
+    answer echoes (a `name`, a `question`) is never taken for a case.
+    """
+    # A loop over a stack, not nested generators: a conflict check's answer holds a thousand values.
+    found: list[Any] = list(extra)
+    stack = [body]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("kind") == _CASE and isinstance(item.get("id"), str):
+                found.append(item["id"])
+            for key, value in item.items():
+                if key == "case_ids" and isinstance(value, dict):
+                    found.extend(v for v in value.values() if isinstance(v, str))
+                elif isinstance(value, _NESTED):
+                    stack.append(value)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(value for value in item if isinstance(value, _NESTED))
+    return uuid_strings(found)
+
+
+def uuid_strings(values: Iterable[Any]) -> list[str]:
+    """The values that are UUIDs, in canonical form (lower case, hyphens), sorted and distinct; others dropped."""
+    canonical: set[str] = set()
+    for value in values:
+        text = str(value)
+        if _CANONICAL_UUID.fullmatch(text):
+            canonical.add(text)
+            continue
         try:
-            found.add(str(uuid.UUID(str(value))))
+            canonical.add(str(uuid.UUID(text)))
         except ValueError:
             continue
-    return sorted(found)
+    return sorted(canonical)
 
 
 _INSERT = f"""
@@ -152,17 +170,21 @@ def record(
     """Append one unsealed row: one INSERT, no lock, no read of the chain.
 
     `case_node_ids` must come from what the answer showed the viewer (never
-    from what they asked for): they are resolved to case ids within `firm_id`.
+    from what they asked for): they are resolved to case ids within `firm_id`
+    (a value that is not a UUID is no node, and is dropped).
     Raises LedgerUnavailable when the row cannot be written; inside a
     transaction that transaction is then marked for rollback, so nothing the
     request wrote outlives its missing row.
     """
     # Inside a transaction (a note's) the row commits with it, as the transaction's own setting says.
     unflushed = not conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") and not connection.in_atomic_block
-    given, nodes = sorted({int(c) for c in case_ids}), list(case_node_ids)
+    given, nodes = sorted({int(c) for c in case_ids}), uuid_strings(case_node_ids)
     insert = sql(
         _INSERT, firm=firm_id, viewer=viewer_id, endpoint=endpoint[:100], status=status, at=timezone.now(),
-        fingerprint=query_fingerprint(query), case_ids=given, case_kind=Node.Kind.CASE.value, case_node_ids=nodes,
+        fingerprint=query_fingerprint(query), case_ids=given, case_kind=_CASE,
+        # One array literal (canonical UUIDs only, so nothing in it is a comma or a brace): a hundred
+        # strings quoted one by one cost the driver more than the row's INSERT costs the server.
+        case_node_ids="{" + ",".join(nodes) + "}",
         cases=(_BOTH if given else _OF_NODES) if nodes else _GIVEN, commit=_UNFLUSHED if unflushed else "",
     )  # fmt: skip
     try:

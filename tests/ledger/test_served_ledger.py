@@ -146,6 +146,21 @@ def test_record_keeps_given_case_ids_and_the_firms_case_nodes_only(world: World)
     assert stored == {"ids": both, "nodes": both, "both": both, "neither": []}
 
 
+def test_case_node_ids_are_read_from_the_answers_structure_in_canonical_form() -> None:
+    """Case nodes at any depth and the index's reference map are found; a node of another kind, a string that
+    only looks like a case, and a value that is no UUID (one with a comma or a brace would split the array
+    literal the INSERT is sent with) are not; any spelling of a UUID is stored in its canonical form."""
+    a, b, c, d = (uuid.uuid4() for _ in range(4))
+    body = {
+        "name": str(d),  # an echoed string, not a node
+        "matches": [{"case": {"id": str(a).upper(), "kind": "case"}, "party": {"id": str(d), "kind": "client"}}],
+        "deep": ({"x": [[{"id": str(b), "kind": "case"}]]},),
+        "case_ids": {"P-1": "{" + str(c) + "}", "P-2": f"{a},{d}", "P-3": 7},
+    }
+    assert served_ledger.case_node_ids(body, c.hex) == sorted({str(a), str(b), str(c)})
+    assert served_ledger.uuid_strings([f"{a}}},{{{d}", "", None, str(b)]) == [str(b)]
+
+
 def test_a_hidden_case_leaves_the_row_an_absent_one_leaves(world: World) -> None:
     hidden, absent = str(node("case", C014).pk), str(uuid.uuid4())  # C014 is alice's, not bob's
     answers = []
