@@ -5,7 +5,8 @@ firm never wait on each other for the chain (`served_chain` seals rows later).
 The row names the cases the answer drew on, and only cases the viewer may
 open: the API boundary passes the case node ids its *answer* carries (an
 answer holds nothing the wall hid) and the INSERT turns them into case ids
-within the viewer's firm. A 404 carries no case, so a hidden case and an
+within the viewer's firm (a node's id is fixed by its firm and case, so the
+process keeps what it has resolved and the next row needs no lookup). A 404 carries no case, so a hidden case and an
 absent one leave the same row. The query is kept only as a keyed fingerprint
 (HMAC), never as text: the same question gives the same fingerprint, so a
 firm can match a question it is shown against the ledger without the ledger
@@ -22,7 +23,9 @@ import hashlib
 import hmac
 import json
 import re
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -140,17 +143,52 @@ def uuid_strings(values: Iterable[Any]) -> list[str]:
     return sorted(canonical)
 
 
+class _CaseNodes:
+    """Case node id -> (firm id, case id), learnt from the rows' own lookups, so a node seen once is not looked
+    up again. A node's id is the keyed digest of its firm, kind and record (map/graph.py, `node_uuid`): what an
+    id stands for never changes, so nothing here can go stale; a node deleted since still names its case."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.known, self.lock = size, OrderedDict[str, tuple[int, int]](), threading.Lock()
+
+    def split(self, firm_id: int, nodes: list[str]) -> tuple[list[int], list[str]]:
+        """(the case ids of the known nodes that are cases of `firm_id`, the nodes not known yet)."""
+        cases, unknown = [], []
+        with self.lock:
+            for node_id in nodes:
+                known = self.known.get(node_id)
+                if known is None:
+                    unknown.append(node_id)
+                    continue
+                self.known.move_to_end(node_id)
+                if known[0] == firm_id:  # another firm's case is not a case of this row
+                    cases.append(known[1])
+        return cases, unknown
+
+    def learn(self, firm_id: int, found: Iterable[tuple[Any, int]]) -> None:
+        with self.lock:
+            for node_id, case_id in found:
+                self.known[str(node_id)] = (firm_id, int(case_id))
+                self.known.move_to_end(str(node_id))
+            while len(self.known) > self.size:
+                self.known.popitem(last=False)
+
+
+_case_nodes = _CaseNodes(size=100_000)  # about 20 MB when full
+
 _INSERT = f"""
-INSERT INTO {ServedRow._meta.db_table} (firm_id, viewer_id, endpoint, status, at, query_fingerprint, case_ids)
-SELECT %(firm)s, %(viewer)s, %(endpoint)s, %(status)s, %(at)s, %(fingerprint)s, {{cases}}{{commit}}
+{{found}}INSERT INTO {ServedRow._meta.db_table} (firm_id, viewer_id, endpoint, status, at, query_fingerprint, case_ids)
+SELECT %(firm)s, %(viewer)s, %(endpoint)s, %(status)s, %(at)s, %(fingerprint)s, {{cases}}{{commit}}{{returning}}
 """
 # The row's cases, in the simplest form the call allows: planning is most of a one-row INSERT's cost.
 _GIVEN = "%(case_ids)s::bigint[]"
-# The case ids of the given case nodes within the row's firm (a node of another kind or firm adds none).
-_NODES_CASES = f"""SELECT n.ref_id FROM {Node._meta.db_table} n
-    WHERE n.id = ANY(%(case_node_ids)s::uuid[]) AND n.firm_id = %(firm)s AND n.kind = %(case_kind)s"""
-_OF_NODES = f"ARRAY({_NODES_CASES} ORDER BY 1)"
-_BOTH = f"ARRAY(SELECT c FROM unnest(%(case_ids)s::bigint[]) x(c) UNION {_NODES_CASES} ORDER BY 1)"
+# Nodes not known yet: the case nodes among them within the row's firm (a node of another kind or firm adds
+# none), and the row returns them, to be known next time.
+_FOUND = f"""WITH found AS MATERIALIZED (SELECT n.id, n.ref_id FROM {Node._meta.db_table} n
+    WHERE n.id = ANY(%(case_node_ids)s::uuid[]) AND n.firm_id = %(firm)s AND n.kind = %(case_kind)s)
+"""
+_WITH_FOUND = "ARRAY(SELECT c FROM unnest(%(case_ids)s::bigint[]) x(c) UNION SELECT f.ref_id FROM found f ORDER BY 1)"
+_RETURNING = "\nRETURNING (SELECT array_agg(f.id) FROM found f), (SELECT array_agg(f.ref_id) FROM found f)"
 # The row's transaction (the statement's own, in autocommit) commits without waiting for its WAL flush:
 # set from the statement itself, so the setting and the row cost one round trip (SET LOCAL needs a
 # transaction of its own: three more). Local: it ends with that transaction.
@@ -171,29 +209,35 @@ def record(
 
     `case_node_ids` must come from what the answer showed the viewer (never
     from what they asked for): they are resolved to case ids within `firm_id`
-    (a value that is not a UUID is no node, and is dropped).
+    (a value that is not a UUID is no node, and is dropped); a case node
+    resolved once is known to the process from then on (`_CaseNodes`).
     Raises LedgerUnavailable when the row cannot be written; inside a
     transaction that transaction is then marked for rollback, so nothing the
     request wrote outlives its missing row.
     """
     # Inside a transaction (a note's) the row commits with it, as the transaction's own setting says.
     unflushed = not conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") and not connection.in_atomic_block
-    given, nodes = sorted({int(c) for c in case_ids}), uuid_strings(case_node_ids)
+    known, unknown = _case_nodes.split(firm_id, uuid_strings(case_node_ids))
+    given = sorted({int(c) for c in (*case_ids, *known)})
     insert = sql(
         _INSERT, firm=firm_id, viewer=viewer_id, endpoint=endpoint[:100], status=status, at=timezone.now(),
         fingerprint=query_fingerprint(query), case_ids=given, case_kind=_CASE,
         # One array literal (canonical UUIDs only, so nothing in it is a comma or a brace): a hundred
         # strings quoted one by one cost the driver more than the row's INSERT costs the server.
-        case_node_ids="{" + ",".join(nodes) + "}",
-        cases=(_BOTH if given else _OF_NODES) if nodes else _GIVEN, commit=_UNFLUSHED if unflushed else "",
+        case_node_ids="{" + ",".join(unknown) + "}",
+        found=_FOUND if unknown else "", cases=_WITH_FOUND if unknown else _GIVEN,
+        commit=_UNFLUSHED if unflushed else "", returning=_RETURNING if unknown else "",
     )  # fmt: skip
     try:
         with connection.cursor() as cursor:
             insert.execute(cursor)
+            found = cursor.fetchone() if unknown else None
     except DatabaseError as exc:
         if connection.in_atomic_block:
             transaction.set_rollback(True)
         raise LedgerUnavailable(str(exc)) from exc
+    if found is not None and found[0]:
+        _case_nodes.learn(firm_id, zip(found[0], found[1], strict=True))
 
 
 def served_rows(

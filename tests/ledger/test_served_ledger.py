@@ -29,6 +29,7 @@ from graph_memory.models import Node, ServedChain, ServedRow
 from practice.models import Case
 from practice.models import Note as PracticeNote
 from tests.api.test_cache_headers import ROUTES, _ask, _methods, _path
+from tests import plans
 from tests.api_support import C014, C031, C088, NW, VISIBLE, World, build_world, node
 
 pytestmark = pytest.mark.django_db
@@ -144,6 +145,29 @@ def test_record_keeps_given_case_ids_and_the_firms_case_nodes_only(world: World)
         stored[form] = one_new_row(before).case_ids
     both = sorted([c014.ref_id, c031.ref_id])
     assert stored == {"ids": both, "nodes": both, "both": both, "neither": []}
+
+
+def test_a_case_node_resolved_once_is_not_looked_up_again(world: World) -> None:
+    """The first row naming a case node looks it up (within the row's firm); the next names its case without
+    reading the map. A node known as another firm's case adds nothing to a row of this firm."""
+    c031 = node("case", C031)
+    nodes_table = Node._meta.db_table
+
+    def row(firm_id: int) -> tuple[list[int], list[str]]:
+        before = last_id()
+        sent = plans.sent(lambda: served_ledger.record(
+            firm_id=firm_id, viewer_id=world.users["alice"].pk, endpoint="test", status="ok", query={},
+            case_node_ids=[str(c031.pk)],
+        ))  # fmt: skip
+        return one_new_row(before).case_ids, [statement for statement, _ in sent]
+
+    served_ledger._case_nodes.known.pop(str(c031.pk), None)
+    first, first_sent = row(world.firm.pk)
+    again, again_sent = row(world.firm.pk)
+    assert first == again == [c031.ref_id]
+    assert nodes_table in first_sent[0] and nodes_table not in again_sent[0] and len(again_sent) == 1
+    other = Firm.objects.create(slug="elsewhere", name="Elsewhere LLP")
+    assert row(other.pk)[0] == []
 
 
 def test_case_node_ids_are_read_from_the_answers_structure_in_canonical_form() -> None:
