@@ -220,7 +220,8 @@ class FixedEmbedder:
     name, logs_calls = "synthetic", False
 
     def __init__(self, vector: Sequence[float], *, model: str = MODEL) -> None:
-        self.vector, self.model = list(vector), model
+        # Python floats, as every embedder of the app returns them (a real embedder's `tolist()` or JSON).
+        self.vector, self.model = [float(v) for v in vector], model
 
     def embed(self, texts: Sequence[str]) -> Embedded:
         return Embedded(vectors=[list(self.vector) for _ in texts])

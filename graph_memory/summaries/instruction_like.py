@@ -156,13 +156,23 @@ _CHECKS = [
     (rule, sorted(required(pattern), key=_telling, reverse=True))
     for pattern, rule in zip(_PATTERNS, _RULES, strict=True)
 ]
-_WORDS = sorted({word for _, needs in _CHECKS for need in needs for word in need})
 
 
 def _any_rule(text: str) -> bool:
     folded = text.translate(ASCII_TWINS).lower()
-    present = {word for word in _WORDS if word in folded}
-    return any(all(not need.isdisjoint(present) for need in needs) and rule.search(text) for rule, needs in _CHECKS)
+    # A rule is tried once each of its needs has a string in the text; the first need without one rules it
+    # out, so most rules cost a few substring tests (plain loops: no set or generator built per rule).
+    for rule, needs in _CHECKS:
+        for need in needs:
+            for word in need:
+                if word in folded:
+                    break
+            else:
+                break
+        else:
+            if rule.search(text):
+                return True
+    return False
 
 
 def sentence_is_instruction_like(sentence: str) -> bool:

@@ -45,16 +45,16 @@ rank fusion, which orders hits of equal score.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from pgvector import Vector
 
 from graph_memory import conf
-from graph_memory.adapter import Viewer, case_model, get_adapter
+from graph_memory.adapter import MemoryAdapter, Viewer, case_model, get_adapter
 from graph_memory.models import CaseSummary, Node
 from graph_memory.plumbing.stmt import Stmt
 from graph_memory.summaries.instruction_like import is_instruction_like
@@ -72,7 +72,14 @@ S, N = CaseSummary._meta.db_table, Node._meta.db_table
 
 def _references() -> Stmt:
     """Every case's id and reference (the adapter's expression) as SQL: the planner folds it into the join."""
-    cases = case_model().objects.order_by().annotate(_reference=get_adapter().case_reference())
+    return _compiled_references(get_adapter())
+
+
+@functools.cache
+def _compiled_references(adapter: MemoryAdapter) -> Stmt:
+    # Compiled once per adapter (one per process and setting): compiling it from the ORM on every search
+    # cost more than a small viewer's ranking.
+    cases = case_model().objects.order_by().annotate(_reference=adapter.case_reference())
     return Stmt(*cases.values("pk", "_reference").query.sql_with_params())
 
 
@@ -224,7 +231,7 @@ def vector_ranking(
         return VectorRanking([], [], "exact")
     found = rows(
         scope, VECTOR_RANKING,
-        query=Vector(list(vector)).to_text(), **_ranking_names(scope, model=model, depth=depth, force=force),
+        query=embeddings.vector_text(vector), **_ranking_names(scope, model=model, depth=depth, force=force),
     )  # fmt: skip
     exact, walked = found[0][0], found[0][1]
     ranked = [(r[2], r[3]) for r in found if r[2] is not None]
@@ -409,7 +416,7 @@ def search_cases(
     else:
         used, query = embedded
         floor = _Floor(similarity=embeddings.min_similarity(used.model), all_words=True)
-        vector = (Vector(list(query)).to_text(), used.model)
+        vector = (embeddings.vector_text(query), used.model)
     rows = _ranked_search(scope, q=q, limit=limit, depth=depth, floor=floor, vector=vector)
     hits = [
         SearchHit(
