@@ -167,15 +167,12 @@ def explain(user: Any) -> tuple[float, list[str], int]:
     from django.test.utils import CaptureQueriesContext
 
     from graph_memory.viewer.memory_index import memory_index
+    from tests import plans
 
     with CaptureQueriesContext(connection) as captured:
         memory_index(viewer=user)
     statement = captured.captured_queries[-1]["sql"]
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement)
-        found = cursor.fetchone()[0]
-    found = json.loads(found) if isinstance(found, str) else found
-    plan = found[0]
+    plan = plans.explained(statement, options="ANALYZE, BUFFERS")
     return plan["Execution Time"], _shape(plan["Plan"]), int(plan["Plan"].get("Shared Hit Blocks", 0))
 
 

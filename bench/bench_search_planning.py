@@ -119,19 +119,19 @@ def _explained(statements: list[tuple[str, Any]]) -> tuple[float, float, float, 
     timed from the client: parse, analysis and rewrite, which "Planning Time" leaves out, and a round trip."""
     from django.db import connection, transaction
 
+    from tests import plans
+
     with transaction.atomic(), connection.cursor() as cursor:
         for sql, params in statements[:-1]:
             cursor.execute(sql, params)
         sql, params = statements[-1]
         # Django binds parameters on the client: what PostgreSQL parses is the text with the values in it.
         sent = len(cursor.cursor.mogrify(sql, params)) if hasattr(cursor.cursor, "mogrify") else len(sql)
-        cursor.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
-        explained = cursor.fetchone()[0]
+        plan = plans.explained(sql, params, options="ANALYZE, TIMING OFF", cursor=cursor)
         started = time.perf_counter()
         cursor.execute("PREPARE gm_bench_parsed AS " + sql, params)
         parsed = (time.perf_counter() - started) * 1000
         cursor.execute("DEALLOCATE gm_bench_parsed")
-    plan = (json.loads(explained) if isinstance(explained, str) else explained)[0]
     return plan["Planning Time"], plan["Execution Time"], parsed, _path(plan["Plan"]), sent
 
 

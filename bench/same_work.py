@@ -95,6 +95,7 @@ def child(calls_path: str, out_path: str) -> None:
             for query in captured.captured_queries:
                 if not query["sql"].lstrip().upper().startswith(("SELECT", "WITH")):
                     continue
+                # Not tests.plans.explained: this runs on an earlier commit's code, which may not have it.
                 with connection.cursor() as cursor:
                     cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + query["sql"])
                     (plan,) = cursor.fetchone()[0]

@@ -1,8 +1,9 @@
 """Plans of the statements a call sends: what the plan-shape tests and bench/bench_search_planning.py read.
 
 `sent(call)` records every statement `call` runs (SQL and parameters, as the
-driver got them); `analyzed(statement)` runs one again under `EXPLAIN (ANALYZE,
-FORMAT JSON)` and returns its top plan node; `nodes(plan)` walks a plan's nodes.
+driver got them); `explained(sql, params)` is PostgreSQL's answer to `EXPLAIN (ANALYZE,
+FORMAT JSON)` of one (other options on request); `analyzed(statement)` its top plan
+node; `nodes(plan)` walks a plan's nodes.
 """
 
 from __future__ import annotations
@@ -27,12 +28,21 @@ def sent(call: Callable[[], Any]) -> list[tuple[str, Any]]:
     return seen
 
 
+def explained(sql: str, params: Any = None, *, options: str = "ANALYZE", cursor: Any = None) -> dict[str, Any]:
+    """PostgreSQL's whole answer to `EXPLAIN (<options>, FORMAT JSON)` of one statement: its "Plan" (the top
+    node), "Planning Time" and "Execution Time" (with ANALYZE). On `cursor` when given (inside the caller's
+    transaction, after its SET LOCALs), else on a cursor of its own."""
+    if cursor is None:
+        with connection.cursor() as own:
+            return explained(sql, params, options=options, cursor=own)
+    cursor.execute(f"EXPLAIN ({options}, FORMAT JSON) " + sql, params)
+    found = cursor.fetchone()[0]
+    return (json.loads(found) if isinstance(found, str) else found)[0]
+
+
 def analyzed(statement: tuple[str, Any]) -> dict[str, Any]:
     """The top node of the statement's plan, run again under EXPLAIN (ANALYZE)."""
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + statement[0], statement[1])
-        explained = cursor.fetchone()[0]
-    return (json.loads(explained) if isinstance(explained, str) else explained)[0]["Plan"]
+    return explained(*statement)["Plan"]
 
 
 def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:

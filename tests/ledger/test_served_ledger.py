@@ -28,8 +28,8 @@ from graph_memory.ledger import served_chain, served_ledger
 from graph_memory.models import Node, ServedChain, ServedRow
 from practice.models import Case
 from practice.models import Note as PracticeNote
-from tests.api.test_cache_headers import ROUTES, _ask, _methods, _path
 from tests import plans
+from tests.api.test_cache_headers import ROUTES, _ask, _methods, _path
 from tests.api_support import C014, C031, C088, NW, VISIBLE, World, build_world, node
 
 pytestmark = pytest.mark.django_db
