@@ -6,11 +6,11 @@ The row names the cases the answer drew on, and only cases the viewer may
 open: the API boundary passes the case node ids its *answer* carries (an
 answer holds nothing the wall hid) and the INSERT turns them into case ids
 within the viewer's firm (a node's id is fixed by its firm and case, so the
-process keeps what it has resolved and the next row needs no lookup). A 404 carries no case, so a hidden case and an
-absent one leave the same row. The query is kept only as a keyed fingerprint
-(HMAC), never as text: the same question gives the same fingerprint, so a
-firm can match a question it is shown against the ledger without the ledger
-holding what anyone asked.
+process keeps what it has resolved and the next row needs no lookup). A 404
+carries no case, so a hidden case and an absent one leave the same row. The
+query is kept only as a keyed fingerprint (HMAC), never as text: the same
+question gives the same fingerprint, so a firm can match a question it is
+shown against the ledger without the ledger holding what anyone asked.
 
 If the INSERT fails, `record` raises `LedgerUnavailable` and the caller gives
 no answer (fail closed).
