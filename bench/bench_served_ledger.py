@@ -197,7 +197,7 @@ def _insert_times(world: dict[str, Any], *, unknown: bool = False) -> list[float
     times = []
     for n in range(READS):
         if unknown:
-            served_ledger._case_nodes.known.pop(case_node, None)
+            served_ledger.case_nodes.forget([case_node])
         started = time.perf_counter()
         served_ledger.record(
             firm_id=world["firm"].pk, viewer_id=world["lena"].pk, endpoint="api:NodeBriefApi", status="ok",

@@ -165,6 +165,12 @@ class _CaseNodes:
                     cases.append(known[1])
         return cases, unknown
 
+    def forget(self, node_ids: Iterable[str]) -> None:
+        """Not known any more: the next row naming them looks them up (what a new process does)."""
+        with self.lock:
+            for node_id in node_ids:
+                self.known.pop(node_id, None)
+
     def learn(self, firm_id: int, found: Iterable[tuple[Any, int]]) -> None:
         with self.lock:
             for node_id, case_id in found:
@@ -174,7 +180,7 @@ class _CaseNodes:
                 self.known.popitem(last=False)
 
 
-_case_nodes = _CaseNodes(size=100_000)  # about 20 MB when full
+case_nodes = _CaseNodes(size=100_000)  # about 20 MB when full
 
 _INSERT = f"""
 {{found}}INSERT INTO {ServedRow._meta.db_table} (firm_id, viewer_id, endpoint, status, at, query_fingerprint, case_ids)
@@ -217,7 +223,7 @@ def record(
     """
     # Inside a transaction (a note's) the row commits with it, as the transaction's own setting says.
     unflushed = not conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") and not connection.in_atomic_block
-    known, unknown = _case_nodes.split(firm_id, uuid_strings(case_node_ids))
+    known, unknown = case_nodes.split(firm_id, uuid_strings(case_node_ids))
     given = sorted({int(c) for c in (*case_ids, *known)})
     insert = sql(
         _INSERT, firm=firm_id, viewer=viewer_id, endpoint=endpoint[:100], status=status, at=timezone.now(),
@@ -237,7 +243,7 @@ def record(
             transaction.set_rollback(True)
         raise LedgerUnavailable(str(exc)) from exc
     if found is not None and found[0]:
-        _case_nodes.learn(firm_id, zip(found[0], found[1], strict=True))
+        case_nodes.learn(firm_id, zip(found[0], found[1], strict=True))
 
 
 def served_rows(

@@ -161,7 +161,7 @@ def test_a_case_node_resolved_once_is_not_looked_up_again(world: World) -> None:
         ))  # fmt: skip
         return one_new_row(before).case_ids, [statement for statement, _ in sent]
 
-    served_ledger._case_nodes.known.pop(str(c031.pk), None)
+    served_ledger.case_nodes.forget([str(c031.pk)])
     first, first_sent = row(world.firm.pk)
     again, again_sent = row(world.firm.pk)
     assert first == again == [c031.ref_id]
