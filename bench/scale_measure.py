@@ -24,10 +24,10 @@ READS = ("walk from a client node", "lookup by name", "lookup by case number", "
          "brief of a client", "whole search_cases", "memory index", "ask (offline routing)")  # fmt: skip
 SEARCH = "whole search_cases"
 MEASURED = 3  # viewers per class, asked in turn
-CHANGE_REPEATS = 3  # each kind of change, on other rows each time
-# A case's map re-sync and a vector change take a few ms: more repeats, so that a median over both
-# databases separates a 10 % difference from noise (3 could not).
-CASE_CHANGE_REPEATS = 11
+# Each kind of change, on other rows each time. A change takes a few ms: 11 repeats, so that a median over
+# both databases separates a 10 % difference from noise (3 could not); the no-op rebuild of the big firm
+# takes seconds, and 3.
+CHANGE_REPEATS, REBUILD_REPEATS = 11, 3
 FIRST_READ_WORD = "north"  # the first read after a change: a lookup by this name
 
 
@@ -261,10 +261,10 @@ def per_class(per_viewer: dict[int, list[int]], scale: world.Scale) -> dict[str,
 
 
 def measure_changes(
-    w: World, on: Callable[[str], None], rng: random.Random, repeats: int, case_repeats: int
+    w: World, on: Callable[[str], None], rng: random.Random, repeats: int, rebuild_repeats: int
 ) -> list[dict[str, Any]]:
-    """Each kind of case change and grant, `repeats` times (each on other rows; a case's map re-sync and vector
-    `case_repeats` times), in both databases by turns: the write's time and the rows it wrote in memory tables,
+    """Each kind of case change and grant, `repeats` times (each on other rows; the no-op rebuild
+    `rebuild_repeats` times), in both databases by turns: the write's time and the rows it wrote in memory tables,
     then each class's first read (a lookup) with the rows that read wrote. Medians over the repeats."""
     from django.contrib.auth.models import Group
     from guardian.shortcuts import assign_perm
@@ -283,7 +283,7 @@ def measure_changes(
     group_of = {g.pk: g for g in Group.objects.filter(name__startswith=f"{world.BIG_SLUG}-group-")}
     member_group = group_of[members[0].user.groups.values_list("pk", flat=True)[0]]
     joined_group = group_of[other_member.user.groups.values_list("pk", flat=True)[0]]
-    vectors = search_support._normalised(np.random.default_rng(5), max(repeats, case_repeats), world.basis())
+    vectors = search_support._normalised(np.random.default_rng(5), repeats, world.basis())
 
     def resync(case_id: int) -> float:
         on_case = CaseCounterparty.objects.filter(case_id=case_id).values("counterparty_id")
@@ -314,8 +314,9 @@ def measure_changes(
     rows = []
     for n, (label, audience, _, _) in enumerate(plan(0)):
         runs: dict[str, list[dict[str, Any]]] = {"alone": [], "beside": []}
-        # A case's own changes are cheap: more repeats, each on another case every class may open.
-        times = min(case_repeats, len(everyone)) if audience == "every class" else repeats
+        # Each repeat on other rows: another case every class may open, another associate.
+        others = {"nobody": rebuild_repeats, "every class": len(everyone), "the associate": len(associates)}
+        times = min(repeats, others.get(audience, repeats))
         for r in range(times):
             for db in ("alone", "beside") if (n + r) % 2 == 0 else ("beside", "alone"):
                 on(db)
@@ -408,7 +409,7 @@ def run(scale: world.Scale, names: dict[str, str], progress: Callable[[str], Non
                 sizes[db]["per_class"] = per_class(sizes[db].pop("per_viewer"), scale)
             steady = steady_lookup(w, on)
             progress("one case change, one grant ...")
-            changes = measure_changes(w, on, random.Random(7), repeats=CHANGE_REPEATS, case_repeats=CASE_CHANGE_REPEATS)
+            changes = measure_changes(w, on, random.Random(7), repeats=CHANGE_REPEATS, rebuild_repeats=REBUILD_REPEATS)
         server = world._sql("SELECT version(), current_setting('shared_buffers'), current_setting('work_mem')")[0]
     finally:
         for wrapper in dbs.values():
@@ -418,4 +419,5 @@ def run(scale: world.Scale, names: dict[str, str], progress: Callable[[str], Non
         "viewers": {c: [{"username": v.user.username, "visible": len(v.visible), "documents": len(v.document_nodes)}
                         for v in group] for c, group in w.viewers.items()},
         "samples": samples, "warmup": warmup, "peers": list(peer.WAYS), "change_repeats": CHANGE_REPEATS,
+        "rebuild_repeats": REBUILD_REPEATS,
     }  # fmt: skip
