@@ -294,7 +294,8 @@ def measure_changes(
         return time.perf_counter() - started  # the host's insert is not the app's cost
 
     def plan(r: int) -> list[tuple[str, str, Callable[[], Any], dict[str, Viewer]]]:
-        """(label, audience, write, the viewer whose first read is timed, by class) of repeat r."""
+        """(label, audience, write, the viewer whose first read is timed, by class) of repeat r: each repeat
+        on other rows, for as many repeats as `distinct` says there are."""
         target, associate = everyone[r % len(everyone)], associates[r % len(associates)]
         grantable = sorted(set(other_member.visible.tolist()) - set(associate.visible.tolist()))
         readers = {**first, "associate": associate}
@@ -311,12 +312,15 @@ def measure_changes(
             ("no-op map rebuild of the big firm", "nobody", lambda: services.graph_rebuild_firm(firm_id=w.firm_id), first),
         ]  # fmt: skip
 
+    # How many repeats of each change can be on other rows: a case every class may open each time; an
+    # associate given another case each time (one of the measured associates in turn); another associate
+    # joining the group each time (a second join is no change); the rebuild, the same each time.
+    grants = min(len(set(other_member.visible.tolist()) - set(a.visible.tolist())) for a in associates)
+    distinct = [len(everyone), len(everyone), grants, len(not_the_groups), len(associates), rebuild_repeats]
     rows = []
     for n, (label, audience, _, _) in enumerate(plan(0)):
         runs: dict[str, list[dict[str, Any]]] = {"alone": [], "beside": []}
-        # Each repeat on other rows: another case every class may open, another associate.
-        others = {"nobody": rebuild_repeats, "every class": len(everyone), "the associate": len(associates)}
-        times = min(repeats, others.get(audience, repeats))
+        times = min(repeats, distinct[n])
         for r in range(times):
             for db in ("alone", "beside") if (n + r) % 2 == 0 else ("beside", "alone"):
                 on(db)
