@@ -485,7 +485,7 @@ def run_proof(
     return report
 
 
-_KINDS = ("whole_firm", "walled", "sighted")
+_KINDS = ("whole_firm", "walled", "sighted", "few")
 
 
 def _record_statements(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], int]:

@@ -29,9 +29,12 @@ firm with its own index (a firm admin) always gets that index, with nothing
 counted first. If it still returns fewer rows than asked for, an exact scan.
 `search_cases` is one statement whatever the path: it counts the visible set
 (stopping past the cap) and ranks it exactly or walks the index, the walk's
-settings set by the statement itself. `vector_ranking` (benchmarks, tests)
-runs the same ranking (`VECTOR_RANKING`) as a statement of its own, so what
-they measure is what the API runs. Word ranking:
+settings set by the statement itself. A lawyer last found within the cap gets
+that statement without the paths past it (`SEARCH.few`, `Read.few`): a third
+less to parse and plan (bench_search_planning), the same rows; past the cap it
+answers nothing and the whole one runs. `vector_ranking` (benchmarks, tests) runs the same ranking
+(`VECTOR_RANKING`) as a statement of its own, so what they measure is what the
+API runs. Word ranking:
 PostgreSQL full text over `search_vector` (header, names and summary), by
 the vector ranking's rule: a lawyer's visible summaries one by one when they
 see at most the cap; past it (a partner, a practice group), and for a firm
@@ -144,6 +147,8 @@ _CAP = (
     "ELSE greatest(%(exact_max)s, floor(%(exact_share)s * greatest(c.reltuples, 0))) END::bigint AS cap "
     f"FROM pg_class c WHERE c.oid = '{S}'::regclass)"
 )
+# The names whose values set the cap (`Read.few_by`).
+_CAP_NAMES = ("cap", "forced_cap", "exact_max", "exact_share")
 # The same, set past any count or to -1 (`force`, for benchmarks).
 _FORCED_CAP = "cap AS (SELECT %(forced_cap)s::bigint AS cap)"
 # Whether the viewer sees few enough cases to rank them one by one (`n.exact`; both rankings ask it,
@@ -189,6 +194,18 @@ _NO_VECTOR_RANKING = "vec AS (SELECT NULL::bigint AS case_id, NULL::float8 AS di
 # A firm admin's and anyone else's: where the exact scan reads the visible vectors is what differs.
 _FIRMS_VECTOR_RANKING = _VECTOR_RANKING.replace("{vectors}", _FIRMS_VECTORS)
 _WALLED_VECTOR_RANKING = _VECTOR_RANKING.replace("{vectors}", _LAWYERS_VECTORS)
+# A lawyer's ranking in search's statement for few cases (`SEARCH.few`): the walled ranking's exact scan
+# alone (the same rows in the same order), and nothing past the cap.
+_FEW_VECTOR_RANKING = f"""
+query AS MATERIALIZED (SELECT %(query)s::vector AS vector),
+vec AS MATERIALIZED (
+    SELECT r.case_id, r.distance, row_number() OVER (ORDER BY r.distance, r.case_id) AS rank FROM (
+        SELECT s.case_id, cosine_distance(s.embedding, (SELECT query.vector FROM query)) AS distance
+        FROM {_LAWYERS_VECTORS}
+        WHERE (SELECT n.exact FROM n)
+        ORDER BY distance, s.case_id LIMIT %(depth)s
+    ) AS r
+)"""
 _RANKING = (
     "SELECT (SELECT n.exact FROM n), (SELECT count(*) FROM ann) >= %(depth)s, vec.case_id, vec.distance "
     "FROM (SELECT 1) AS one LEFT JOIN vec ON true ORDER BY vec.rank"
@@ -306,11 +323,13 @@ _PROBED_MATCHES = f"""SELECT m.case_id, m.found, m.rank_cd
 _WORD_RANKING = f"kw AS MATERIALIZED (SELECT m.case_id, m.found, row_number() OVER (ORDER BY {_WORD_ORDER}) AS rank FROM ({{ranked}}) AS m)"
 _FIRMS_WORDS = _PROBED_MATCHES.replace("{matches}", _matches(f"{S} s", "true"))
 # Exactly one of the two runs: each is gated on `n.exact` (a one-time filter: the other is never started).
-_LAWYERS_WORDS = (
-    f"(SELECT m.case_id, m.found, m.rank_cd FROM ("
+_FEW_WORDS = (
+    f"SELECT m.case_id, m.found, m.rank_cd FROM ("
     f"{_matches(f'vis CROSS JOIN LATERAL (SELECT s.case_id, s.firm_id, s.search_vector FROM {S} s WHERE s.case_id = vis.id OFFSET 0) s', '(SELECT n.exact FROM n)')}"
-    f") AS m ORDER BY {_WORD_ORDER} LIMIT %(depth)s) "
-    f"UNION ALL ({_PROBED_MATCHES.replace('{matches}', _matches(f'{S} s', 'NOT (SELECT n.exact FROM n)'))})"
+    f") AS m ORDER BY {_WORD_ORDER} LIMIT %(depth)s"
+)
+_LAWYERS_WORDS = (
+    f"({_FEW_WORDS}) UNION ALL ({_PROBED_MATCHES.replace('{matches}', _matches(f'{S} s', 'NOT (SELECT n.exact FROM n)'))})"
 )
 
 # Score: 0.5 at the similarity floor rising to 1.0 at identity; the share of the words found.
@@ -350,17 +369,21 @@ hits AS MATERIALIZED (
     SELECT top.*, ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %(headline)s) AS snippet
     FROM top CROSS JOIN LATERAL (SELECT s.text FROM {S} s WHERE s.case_id = top.case_id OFFSET 0) s CROSS JOIN words
 )
-SELECT hits.case_id, hits.score, hits.key, hits.node_id, hits.label, hits.snippet, hits.meaning, hits.words
+SELECT (SELECT n.exact FROM n), hits.case_id, hits.score, hits.key, hits.node_id, hits.label, hits.snippet,
+       hits.meaning, hits.words
 FROM (SELECT 1) AS one LEFT JOIN hits ON true
 ORDER BY hits.score DESC, hits.rrf DESC, hits.key, hits.case_id"""
-# The page of a search: (case id, score, key, node id, label, snippet, meaning, words). `{firms_vectors}` and
-# `{walled_vectors}`: the vector ranking of each, or none (no embedder answered).
+# The page of a search: (within the cap, case id, score, key, node id, label, snippet, meaning, words).
+# `{firms_vectors}`, `{walled_vectors}` and `{few_vectors}`: the vector ranking of each, or none (no
+# embedder answered).
 SEARCH = Read(
     name="search",
-    columns=8,
+    columns=9,
     whole_firm=_SEARCH.replace("{ranked}", _FIRMS_WORDS).replace("{vector_ranking}", "{firms_vectors}"),
     walled=_SEARCH.replace("{ranked}", _LAWYERS_WORDS).replace("{vector_ranking}", "{walled_vectors}"),
     unsighted="as the vector ranking's; the words are ranked from the summaries themselves",
+    few=_SEARCH.replace("{ranked}", _FEW_WORDS).replace("{vector_ranking}", "{few_vectors}"),
+    few_by=_CAP_NAMES,
 )
 
 
@@ -378,10 +401,11 @@ def _ranked_search(
         **_ranking_names(scope, model=model, depth=depth), query=query,
         firms_vectors=_NO_VECTOR_RANKING if vector is None else _FIRMS_VECTOR_RANKING,
         walled_vectors=_NO_VECTOR_RANKING if vector is None else _WALLED_VECTOR_RANKING,
+        few_vectors=_NO_VECTOR_RANKING if vector is None else _FEW_VECTOR_RANKING,
         q=q, all_words=floor.all_words, similarity=floor.similarity, references=_references(),
         case_kind=Node.Kind.CASE.value, fetch=limit, headline=HEADLINE_OPTIONS,
     )  # fmt: skip
-    return [row for row in found if row[0] is not None]
+    return [row[1:] for row in found if row[1] is not None]
 
 
 def search_cases(

@@ -9,7 +9,8 @@
   viewer's rows of the sight, while the triggers keep it current) or the
   reason the sight does not serve it.
 - `rows(scope, read, **names)`: runs the one that fits the scope. It owns the
-  fork, the sight's freshness gate and the rebuild queued after a stale answer.
+  fork, the sight's freshness gate and the rebuild queued after a stale answer,
+  and, for a read with a statement for few cases (`few`), which lawyers get it.
 
 Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
 (their firm's id), `%(whole_firm)s` and, in a sighted statement, `{holders}`
@@ -20,6 +21,8 @@ Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,12 +102,20 @@ class Read:
     walled: str  # anyone else's: from the cases they may open (`{visible}`)
     sighted: str | None = None  # anyone else's from their rows of the sight (`{holders}`), while it is current
     unsighted: str = ""  # with no sighted statement: why the sight would not serve this read
+    # Anyone else's while they were last seen to open few enough cases for the read's cap: `walled` without
+    # the paths past the cap, so shorter to parse and plan. With it, every row of both walled statements
+    # starts with whether the viewer is within the cap; `few` answers nothing past it (`rows` then runs
+    # `walled`). Neither is ever wrong for any viewer: the choice only decides what is planned.
+    few: str | None = None
+    few_by: tuple[str, ...] = ()  # the names whose values set the cap: with other values, a viewer is asked anew
 
     def __post_init__(self) -> None:
         if self.name in _DECLARED:
             raise ValueError(f"a read named {self.name!r} is declared already")
         if (self.sighted is None) == (not self.unsighted):
             raise ValueError(f"read {self.name!r}: a sighted statement, or the reason it has none (unsighted)")
+        if self.few is not None and self.sighted is not None:
+            raise ValueError(f"read {self.name!r}: a statement for few cases is for a read the sight does not serve")
         _DECLARED[self.name] = self
 
 
@@ -154,6 +165,61 @@ def columns_and_rows(scope: Scope, read: Read, **names: Any) -> tuple[list[str],
         sighted = sql(read.sighted, holders=scope.holders(), **given)
         found, columns = sight.answer(sighted=sighted, walled=sql(read.walled, **given), columns=read.columns)
         return columns, found
+    if read.few is not None and not scope.whole_firm:
+        return _few_or_walled(scope, read, given)
+    return _run(sql(read.whole_firm if scope.whole_firm else read.walled, **given))
+
+
+def _run(statement: Stmt) -> tuple[list[str], list[tuple[Any, ...]]]:
     with connection.cursor() as cursor:
-        sql(read.whole_firm if scope.whole_firm else read.walled, **given).execute(cursor)
+        statement.execute(cursor)
         return [c.name for c in cursor.description], cursor.fetchall()
+
+
+class _Few:
+    """Per process: the lawyers whose last walled read with a cap found them within it (a bounded LRU).
+
+    What a lawyer may open changes seldom, so their next read sends the statement for few cases. Only
+    a statement's own first column fills it, never a guess; a lawyer not in it (first seen, evicted, or
+    last found past the cap) gets the walled statement, which says again where they stand. It holds ids
+    of viewers who asked, nothing of any case, and decides only which correct statement is planned."""
+
+    SIZE = 100_000
+
+    def __init__(self) -> None:
+        self._within: OrderedDict[tuple[Any, ...], None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __contains__(self, key: tuple[Any, ...]) -> bool:
+        with self._lock:
+            if key not in self._within:
+                return False
+            self._within.move_to_end(key)
+            return True
+
+    def learn(self, key: tuple[Any, ...], within: bool) -> None:
+        with self._lock:
+            if not within:
+                self._within.pop(key, None)
+                return
+            self._within[key] = None
+            self._within.move_to_end(key)
+            while len(self._within) > self.SIZE:
+                self._within.popitem(last=False)
+
+
+few_viewers = _Few()
+
+
+def _few_or_walled(scope: Scope, read: Read, given: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """A read with a statement for few cases: that one for a lawyer last found within the cap, the walled
+    one for anyone else or when `few` finds them past it; what the walled one finds is remembered."""
+    assert scope.firm_id is not None and read.few is not None
+    key = (read.name, scope.firm_id, scope.viewer.pk, *(given[name] for name in read.few_by))
+    if key in few_viewers:
+        columns, found = _run(sql(read.few, **given))
+        if found[0][0]:
+            return columns, found
+    columns, found = _run(sql(read.walled, **given))
+    few_viewers.learn(key, bool(found[0][0]))
+    return columns, found

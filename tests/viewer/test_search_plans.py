@@ -24,6 +24,7 @@ from accounts.models import User
 from graph_memory import services
 from graph_memory.vectors import firm_indexes
 from graph_memory.viewer import search
+from graph_memory.wall import scope
 from practice.models import Case, CaseUserObjectPermission
 from tests import plans, search_support
 from tests.factories import FirmFactory, UserFactory
@@ -176,3 +177,81 @@ def test_the_walks_settings_are_in_force_for_the_walk(big_firm, settings) -> Non
     (walk,) = [n for n in plans.nodes(plan) if n.get("Subplan Name") == "CTE ann"]
     assert walk["Actual Rows"] == DEPTH  # a full page of candidates: the exact scan is not needed
     assert len(visible) == FEW
+
+
+# In the walled statement only: the word ranking past the cap probes the firm's matches against the wall.
+WALLED = ") may_open"
+
+
+@pytest.fixture
+def _fresh_hints(monkeypatch) -> scope._Few:
+    """What the process has learned of who is within the cap, from nothing (as in a new process)."""
+    fresh = scope._Few()
+    monkeypatch.setattr(scope, "few_viewers", fresh)
+    return fresh
+
+
+@pytest.mark.parametrize("embedded", [False, True])
+def test_a_lawyer_within_the_cap_gets_the_statement_for_few_cases_from_their_second_search(
+    big_firm, _fresh_hints, embedded
+) -> None:
+    """The first search runs the walled statement, which says they are within the cap; the next ones the
+    statement for few cases (no index walk, no probed word ranking to plan): the same page, one statement."""
+    few, visible = big_firm["few"]
+    assert len(visible) <= search_support.exact_cap()
+    embedder = search_support.FixedEmbedder(_query(big_firm, seed=5)) if embedded else None
+    statements, pages = [], []
+    for _ in range(3):
+        (statement,) = plans.sent(lambda: pages.append(services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder)))
+        statements.append(statement)
+    ran = [sql for sql, _ in statements]
+    assert WALLED in ran[0] and all(WALLED not in sql for sql in ran[1:])
+    assert len(ran[1]) < len(ran[0]) and ran[1] == ran[2]
+    assert pages[0] == pages[1] == pages[2] and pages[0].results
+    plan = plans.analyzed(statements[2])
+    assert _rescans_of_the_visible_set(plan) == []
+    listed = [n for n in plans.nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
+    assert listed and max(n["Actual Rows"] for n in listed) == FEW  # listed once, whole
+    assert not [n for n in plans.nodes(plan) if "hnsw" in n.get("Index Name", "")]
+
+
+def test_a_lawyer_past_the_cap_always_gets_the_walled_statement(big_firm, _fresh_hints) -> None:
+    lawyer, visible = big_firm["lawyer"]
+    assert len(visible) > search_support.exact_cap()
+    embedder = search_support.FixedEmbedder(_query(big_firm))
+    for _ in range(3):
+        (statement,) = plans.sent(lambda: services.search_cases(viewer=lawyer, q="lease", limit=10, embedder=embedder))
+        assert WALLED in statement[0]
+
+
+def test_a_lawyer_who_grows_past_the_cap_is_answered_by_the_walled_statement_at_once(big_firm, _fresh_hints) -> None:
+    """The statement for few cases counts the visible set itself: past the cap it answers nothing and the
+    walled statement answers, in the same call; from then on the walled statement alone."""
+    few, visible = big_firm["few"]
+    embedder = search_support.FixedEmbedder(_query(big_firm, seed=7))
+    services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder)
+    assert len(plans.sent(lambda: services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder))) == 1
+    firm = big_firm["firm"]
+    more = [int(c) for c in big_firm["corpus"].case_ids[firm.pk] if c not in set(visible.tolist())][: 2 * search_support.exact_cap()]
+    permission = CaseUserObjectPermission.objects.filter(user=few).first().permission
+    CaseUserObjectPermission.objects.bulk_create(
+        CaseUserObjectPermission(permission=permission, user=few, content_object_id=c) for c in more
+    )
+    now_visible = set(visible.tolist()) | set(more)
+    grown = plans.sent(lambda: services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder))
+    assert len(grown) == 2 and WALLED not in grown[0][0] and WALLED in grown[1][0]
+    result = services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder)
+    assert result.results and {h.case_id for h in result.results} <= now_visible
+    assert {h.case_id for h in result.results} - set(visible.tolist())  # the new cases are ranked too
+    (again,) = plans.sent(lambda: services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder))
+    assert WALLED in again[0]
+
+
+def test_what_the_process_remembers_is_bounded(monkeypatch) -> None:
+    hints = scope._Few()
+    monkeypatch.setattr(scope._Few, "SIZE", 3)
+    for viewer in range(5):
+        hints.learn(("search", 1, viewer), True)
+    assert [("search", 1, v) in hints for v in range(5)] == [False, False, True, True, True]
+    hints.learn(("search", 1, 3), False)
+    assert ("search", 1, 3) not in hints

@@ -65,6 +65,7 @@ def test_every_read_declares_a_firm_admins_and_a_walled_statement_that_build() -
         "whole_firm": False, "query": "[1]", "model": "m", "depth": 10, "cap": "cap AS (SELECT 1 AS cap)",
         "own_index": Stmt("false"), "firm_ef": 40, "shared_ef": 40, "references": Stmt("SELECT 1, 'r'"), "q": "q",
         "firms_vectors": search._FIRMS_VECTOR_RANKING, "walled_vectors": search._WALLED_VECTOR_RANKING,
+        "few_vectors": search._FEW_VECTOR_RANKING,
         "all_words": True, "similarity": 0.5, "case_kind": "case", "headline": "", "exact_max": 1, "exact_share": 0.1,
         "forced_cap": 1, "clocks": Stmt("SELECT 1, 1, now()"), "lines": Stmt("SELECT 1"),
     }  # fmt: skip
@@ -73,7 +74,7 @@ def test_every_read_declares_a_firm_admins_and_a_walled_statement_that_build() -
     for read in declared():
         assert isinstance(read, Read) and read.whole_firm and read.walled, read.name
         assert read.sighted or read.unsighted, read.name  # three statements, or the reason for two
-        for template in filter(None, (read.whole_firm, read.walled, read.sighted)):
+        for template in filter(None, (read.whole_firm, read.walled, read.sighted, read.few)):
             built = sql(template, **names)
             assert "{" not in re.sub(r"'[^']*'", "", built.sql), read.name  # every part spliced in
             assert built.sql.count("%s") == len(built.params), read.name
