@@ -340,7 +340,8 @@ _MEANING = (
 # The fusion and the page. No second join to the visible set: both rankings read only visible cases, in
 # this statement. The candidates (at most 2 x depth) drive every lookup after the fusion, one probe each
 # (LATERAL, OFFSET 0): joined, the planner may scan every case node of the firm and redo the rankings for
-# each. `{references}`: every case's id and reference.
+# each. Only the page's hits are looked up in the map and quoted (the candidates' references order the
+# page). `{references}`: every case's id and reference.
 # Every CTE is MATERIALIZED, those read once too (vec, kw, fused, top, hits; none holds more than 2 x depth
 # rows): PostgreSQL copies a CTE it inlines into the query that reads it, walking the whole statement to find
 # it, once per CTE, where a materialised one is planned once, on its own. Inlined, planning this statement
@@ -353,21 +354,22 @@ fused AS MATERIALIZED (
     FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id CROSS JOIN words
 ),
 top AS MATERIALIZED (
-    SELECT f.case_id, greatest(f.meaning, f.words) AS score, f.rrf, f.meaning, f.words,
-           c.reference AS key, n.id AS node_id, n.label
+    SELECT f.case_id, greatest(f.meaning, f.words) AS score, f.rrf, f.meaning, f.words, c.reference AS key
     FROM fused f
     CROSS JOIN LATERAL (SELECT c.reference FROM ({{references}}) AS c(id, reference) WHERE c.id = f.case_id OFFSET 0) c
-    CROSS JOIN LATERAL (
-        SELECT n.id, n.label FROM {N} n WHERE n.firm_id = %(firm)s AND n.kind = %(case_kind)s AND n.ref_id = f.case_id
-        OFFSET 0
-    ) n
     WHERE f.meaning IS NOT NULL OR f.words IS NOT NULL
     ORDER BY score DESC, f.rrf DESC, c.reference, f.case_id
     LIMIT %(fetch)s
 ),
 hits AS MATERIALIZED (
-    SELECT top.*, ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %(headline)s) AS snippet
-    FROM top CROSS JOIN LATERAL (SELECT s.text FROM {S} s WHERE s.case_id = top.case_id OFFSET 0) s CROSS JOIN words
+    SELECT top.*, n.id AS node_id, n.label,
+           ts_headline('english', s.text, coalesce(words.any_word, ''::tsquery), %(headline)s) AS snippet
+    FROM top CROSS JOIN LATERAL (SELECT s.text FROM {S} s WHERE s.case_id = top.case_id OFFSET 0) s
+    CROSS JOIN LATERAL (
+        SELECT n.id, n.label FROM {N} n WHERE n.firm_id = %(firm)s AND n.kind = %(case_kind)s AND n.ref_id = top.case_id
+        OFFSET 0
+    ) n
+    CROSS JOIN words
 )
 SELECT (SELECT n.exact FROM n), hits.case_id, hits.score, hits.key, hits.node_id, hits.label, hits.snippet,
        hits.meaning, hits.words
