@@ -340,8 +340,9 @@ _MEANING = (
 # The fusion and the page. No second join to the visible set: both rankings read only visible cases, in
 # this statement. The candidates (at most 2 x depth) drive every lookup after the fusion, one probe each
 # (LATERAL, OFFSET 0): joined, the planner may scan every case node of the firm and redo the rankings for
-# each. Only the page's hits are looked up in the map and quoted (the candidates' references order the
-# page). `{references}`: every case's id and reference.
+# each. Only the page's candidates are looked up: the first `fetch` by score and fusion, with their ties
+# (every case the page can hold: fewer than `fetch` rank ahead of each), whose references break the ties;
+# then the page's hits in the map and their snippets. `{references}`: every case's id and reference.
 # Every CTE is MATERIALIZED, those read once too (vec, kw, fused, top, hits; none holds more than 2 x depth
 # rows): PostgreSQL copies a CTE it inlines into the query that reads it, walking the whole statement to find
 # it, once per CTE, where a materialised one is planned once, on its own. Inlined, planning this statement
@@ -354,11 +355,13 @@ fused AS MATERIALIZED (
     FROM vec FULL OUTER JOIN kw ON kw.case_id = vec.case_id CROSS JOIN words
 ),
 top AS MATERIALIZED (
-    SELECT f.case_id, greatest(f.meaning, f.words) AS score, f.rrf, f.meaning, f.words, c.reference AS key
-    FROM fused f
-    CROSS JOIN LATERAL (SELECT c.reference FROM ({{references}}) AS c(id, reference) WHERE c.id = f.case_id OFFSET 0) c
-    WHERE f.meaning IS NOT NULL OR f.words IS NOT NULL
-    ORDER BY score DESC, f.rrf DESC, c.reference, f.case_id
+    SELECT t.*, c.reference AS key FROM (
+        SELECT f.case_id, greatest(f.meaning, f.words) AS score, f.rrf, f.meaning, f.words FROM fused f
+        WHERE f.meaning IS NOT NULL OR f.words IS NOT NULL
+        ORDER BY score DESC, f.rrf DESC FETCH FIRST (%(fetch)s) ROWS WITH TIES
+    ) AS t
+    CROSS JOIN LATERAL (SELECT c.reference FROM ({{references}}) AS c(id, reference) WHERE c.id = t.case_id OFFSET 0) c
+    ORDER BY t.score DESC, t.rrf DESC, c.reference, t.case_id
     LIMIT %(fetch)s
 ),
 hits AS MATERIALIZED (

@@ -277,6 +277,31 @@ def test_search_query_count_does_not_grow_with_cases(settings, cases, django_ass
     assert len(result.results) == 3
 
 
+def test_a_shorter_page_is_the_start_of_a_longer_one_whatever_the_ties(settings) -> None:
+    """Twenty cases with one vector and the query's words, ranked by meaning in one order (their ids) and by
+    words in the other (more mentions rank higher): every hit scores 1.0, and the cases ranked i and 21 - i
+    tie on the fusion too, pair by pair. The page is cut after the ties are broken (by reference, here the
+    opposite of the ids), so the first k hits are the same whatever the page's size."""
+    settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "EMBEDDER": "none", "SEARCH_MIN_SIMILARITY": {"synthetic": 0.0, "*": None}}
+    firm = FirmFactory(slug="ties")
+    lawyer = UserFactory(firm=firm, username="ties-lawyer")
+    client = ClientFactory(firm=firm, name="Tied Co")
+    vector = np.ones(384) / np.sqrt(384)
+    for i in range(20):
+        case = CaseFactory(firm=firm, client=client, owner=lawyer, key=f"T-{99 - i:03d}", title=f"Lease {i}")
+        CaseSummary.objects.filter(case=case).update(
+            text=" ".join(["Lease about rent."] * (i + 1)), stale=False, embedding=vector.tolist(), embedding_model="synthetic"
+        )
+    CaseSummary.objects.filter(firm_id=firm.pk).update(search_vector=SearchVector("text", config="english"))
+    services.graph_rebuild_firm(firm_id=firm.pk)
+    stub = search_support.FixedEmbedder(vector.tolist(), model="synthetic")
+    pages = {k: services.search_cases(viewer=lawyer, q="lease rent", limit=k, embedder=stub).results for k in range(1, 11)}
+    whole = [h.key for h in pages[10]]
+    assert {h.score for h in pages[10]} == {1.0} and whole[:2] == ["T-080", "T-099"]  # the first pair, by reference
+    for k, page in pages.items():
+        assert [h.key for h in page] == whole[:k], k
+
+
 @pytest.fixture(scope="module")
 def corpus_db(django_db_setup, django_db_blocker):  # -> Iterator[tuple[Corpus, Firm, dict]]
     """20,000 summaries with synthetic vectors, loaded once for this module's recall tests.
