@@ -303,11 +303,18 @@ SELECT DISTINCT e.case_id FROM {E} e WHERE (e.source_id = %(node)s OR e.target_i
 
 # Candidates come from the firm's entries of the words index (migration 0016, `firm_words`: names.lookup_query),
 # the LIKE keeps those that hold the text asked; they are sorted first and checked against the wall lazily.
+# The words alone find them (every key of that index starts with the firm); the firm's own condition is
+# applied past a fence (OFFSET 0). Beside it, PostgreSQL would AND in a bitmap of every node of the firm
+# from the firm_id index when other firms make the firm look selective: 70,000 entries for a 50,000-case
+# firm, a firm admin's lookup 8.1 ms beside other firms against 5.9 alone (issue 28, docs/BENCHMARKS.md).
 _FIRM_LOOKUP = f"""
 SELECT n.id, n.kind, n.label FROM (
-    SELECT id, kind, label, name_key LIKE %(prefix)s AS prefix FROM {N}
-    WHERE firm_id = %(firm)s AND {LOOKUP_WORDS_EXPRESSION.format(alias="")} @@ %(firm_words)s::tsquery
-      AND name_key LIKE %(pattern)s AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+    SELECT id, kind, label, name_key LIKE %(prefix)s AS prefix FROM (
+        SELECT id, kind, label, name_key, firm_id FROM {N}
+        WHERE {LOOKUP_WORDS_EXPRESSION.format(alias="")} @@ %(firm_words)s::tsquery
+          AND name_key LIKE %(pattern)s AND (%(kind)s::text IS NULL OR kind = %(kind)s)
+        OFFSET 0
+    ) m WHERE firm_id = %(firm)s
     ORDER BY prefix DESC, label, id OFFSET 0
 ) n
 CROSS JOIN LATERAL (

@@ -208,6 +208,15 @@ def test_a_firm_admins_lookup_probes_the_words_index(world: dict[str, Any], q: s
     [(_, plan)] = plans_of(lambda: services.nodes_lookup(viewer=admin, q=q))
     assert "gm_node_lookup_words" in index_names(plan)
     assert all(node["Node Type"] != "Seq Scan" for node in scans_of(plan, N))
+    # The words' keys hold the firm: no other index of the nodes is read beside them (beside a larger firm,
+    # ours looks selective enough for PostgreSQL to AND in a bitmap of all its nodes from the firm's index).
+    assert index_names(plan) & _node_indexes() == {"gm_node_lookup_words"}
+
+
+def _node_indexes() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s", [N])
+        return {row[0] for row in cursor.fetchall()}
 
 
 # --- the index keys carry the firm ----------------------------------------------------------------
