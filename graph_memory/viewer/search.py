@@ -32,9 +32,9 @@ counted first. If it still returns fewer rows than asked for, an exact scan.
 settings set by the statement itself. A lawyer last found within the cap gets
 that statement without the paths past it (`SEARCH.few`, `Read.few`): a third
 less to parse and plan (bench_search_planning), the same rows; past the cap it
-answers nothing and the whole one runs. `vector_ranking` (benchmarks, tests) runs the same ranking
-(`VECTOR_RANKING`) as a statement of its own, so what they measure is what the
-API runs. Word ranking:
+answers nothing and the whole one runs. `vector_ranking` (benchmarks, tests)
+runs the same ranking (`VECTOR_RANKING`) as a statement of its own, so what
+they measure is what the API runs. Word ranking:
 PostgreSQL full text over `search_vector` (header, names and summary), by
 the vector ranking's rule: a lawyer's visible summaries one by one when they
 see at most the cap; past it (a partner, a practice group), and for a firm

@@ -10,6 +10,9 @@
 - A firm admin: one statement, and the firm's case ids are never listed: every
   read of the case table is a probe of one case.
 - The index walk's settings, set by the statement itself, are in force for the walk.
+- A lawyer within the cap gets, from their second search on, the statement for few cases (`Read.few`):
+  the same page, their visible set listed once and no index walk; past the cap, the walled statement,
+  at once when they grow past it.
 """
 
 from __future__ import annotations
@@ -232,17 +235,18 @@ def test_a_lawyer_who_grows_past_the_cap_is_answered_by_the_walled_statement_at_
     services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder)
     assert len(plans.sent(lambda: services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder))) == 1
     firm = big_firm["firm"]
-    more = [int(c) for c in big_firm["corpus"].case_ids[firm.pk] if c not in set(visible.tolist())][: 2 * search_support.exact_cap()]
+    seen = set(visible.tolist())
+    more = [int(c) for c in big_firm["corpus"].case_ids[firm.pk] if c not in seen][: 2 * search_support.exact_cap()]
     permission = CaseUserObjectPermission.objects.filter(user=few).first().permission
     CaseUserObjectPermission.objects.bulk_create(
         CaseUserObjectPermission(permission=permission, user=few, content_object_id=c) for c in more
     )
-    now_visible = set(visible.tolist()) | set(more)
+    now_visible = seen | set(more)
     grown = plans.sent(lambda: services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder))
     assert len(grown) == 2 and WALLED not in grown[0][0] and WALLED in grown[1][0]
     result = services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder)
     assert result.results and {h.case_id for h in result.results} <= now_visible
-    assert {h.case_id for h in result.results} - set(visible.tolist())  # the new cases are ranked too
+    assert {h.case_id for h in result.results} - seen  # the new cases are ranked too
     (again,) = plans.sent(lambda: services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder))
     assert WALLED in again[0]
 

@@ -85,3 +85,5 @@ def test_a_read_says_why_it_has_no_sighted_statement() -> None:
         Read(name="test-no-reason", columns=1, whole_firm="SELECT 1", walled="SELECT 1")
     with pytest.raises(ValueError, match="declared already"):
         Read(name="walk", columns=1, whole_firm="SELECT 1", walled="SELECT 1", unsighted="twice")
+    with pytest.raises(ValueError, match="a statement for few cases is for a read the sight does not serve"):
+        Read(name="test-few-sighted", columns=1, whole_firm="SELECT 1", walled="SELECT 1", sighted="SELECT 1", few="SELECT 1")
