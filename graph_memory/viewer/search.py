@@ -168,8 +168,28 @@ _N = (
 # one. `ann` is not run at all when the exact scan answers, nor `walk`. The query vector is written once
 # (`query`), for the walk and the exact scan: written twice, its text was half the statement's.
 # `{vectors}`: _LAWYERS_VECTORS or _FIRMS_VECTORS.
+_QUERY = "query AS MATERIALIZED (SELECT %(query)s::vector AS vector)"
+
+
+def _exact_scan(vectors: str, gate: str) -> str:
+    """The `depth` vectors of `vectors` (rows `s`) nearest to the query, exactly, run only where `gate` holds."""
+    return f"""SELECT s.case_id, cosine_distance(s.embedding, (SELECT query.vector FROM query)) AS distance
+            FROM {vectors}
+            WHERE {gate}
+            ORDER BY distance, s.case_id LIMIT %(depth)s"""
+
+
+def _ranked(nearest: str) -> str:
+    """The CTE `vec`: the rows of `nearest` (case_id, distance) with their rank."""
+    return f"""vec AS MATERIALIZED (
+    SELECT r.case_id, r.distance, row_number() OVER (ORDER BY r.distance, r.case_id) AS rank FROM (
+        {nearest}
+    ) AS r
+)"""
+
+
 _VECTOR_RANKING = f"""
-query AS MATERIALIZED (SELECT %(query)s::vector AS vector),
+{_QUERY},
 walk AS MATERIALIZED (
     SELECT (SELECT query.vector FROM query) AS query, set_config('hnsw.iterative_scan', 'strict_order', true) AS iterative,
            set_config('hnsw.ef_search', (CASE WHEN {{own_index}} THEN %(firm_ef)s ELSE %(shared_ef)s END)::text, true) AS ef
@@ -179,33 +199,17 @@ ann AS MATERIALIZED (
     WHERE NOT (SELECT n.exact FROM n) AND s.firm_id = %(firm)s AND s.embedding_model = %(model)s AND {_PROBED}
     ORDER BY distance LIMIT %(depth)s
 ),
-vec AS MATERIALIZED (
-    SELECT r.case_id, r.distance, row_number() OVER (ORDER BY r.distance, r.case_id) AS rank FROM (
-        SELECT ann.case_id, ann.distance FROM ann WHERE (SELECT count(*) FROM ann) >= %(depth)s
-        UNION ALL (
-            SELECT s.case_id, cosine_distance(s.embedding, (SELECT query.vector FROM query)) AS distance
-            FROM {{vectors}}
-            WHERE (SELECT count(*) FROM ann) < %(depth)s
-            ORDER BY distance, s.case_id LIMIT %(depth)s
-        )
-    ) AS r
-)"""
+{_ranked(
+    "SELECT ann.case_id, ann.distance FROM ann WHERE (SELECT count(*) FROM ann) >= %(depth)s "
+    f"UNION ALL ({_exact_scan('{vectors}', '(SELECT count(*) FROM ann) < %(depth)s')})"
+)}"""
 _NO_VECTOR_RANKING = "vec AS (SELECT NULL::bigint AS case_id, NULL::float8 AS distance, NULL::bigint AS rank WHERE false)"
 # A firm admin's and anyone else's: where the exact scan reads the visible vectors is what differs.
 _FIRMS_VECTOR_RANKING = _VECTOR_RANKING.replace("{vectors}", _FIRMS_VECTORS)
 _WALLED_VECTOR_RANKING = _VECTOR_RANKING.replace("{vectors}", _LAWYERS_VECTORS)
 # A lawyer's ranking in search's statement for few cases (`SEARCH.few`): the walled ranking's exact scan
 # alone (the same rows in the same order), and nothing past the cap.
-_FEW_VECTOR_RANKING = f"""
-query AS MATERIALIZED (SELECT %(query)s::vector AS vector),
-vec AS MATERIALIZED (
-    SELECT r.case_id, r.distance, row_number() OVER (ORDER BY r.distance, r.case_id) AS rank FROM (
-        SELECT s.case_id, cosine_distance(s.embedding, (SELECT query.vector FROM query)) AS distance
-        FROM {_LAWYERS_VECTORS}
-        WHERE (SELECT n.exact FROM n)
-        ORDER BY distance, s.case_id LIMIT %(depth)s
-    ) AS r
-)"""
+_FEW_VECTOR_RANKING = f"{_QUERY},\n{_ranked(_exact_scan(_LAWYERS_VECTORS, '(SELECT n.exact FROM n)'))}"
 _RANKING = (
     "SELECT (SELECT n.exact FROM n), (SELECT count(*) FROM ann) >= %(depth)s, vec.case_id, vec.distance "
     "FROM (SELECT 1) AS one LEFT JOIN vec ON true ORDER BY vec.rank"
