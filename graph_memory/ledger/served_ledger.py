@@ -23,9 +23,7 @@ import hashlib
 import hmac
 import json
 import re
-import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -39,6 +37,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 
 from graph_memory import conf
 from graph_memory.models import Node, ServedRow
+from graph_memory.plumbing.lru import Lru
 from graph_memory.plumbing.stmt import sql
 
 # HTTP status -> the row's status. 401 never reaches a row: an anonymous caller has no firm.
@@ -149,35 +148,21 @@ class _CaseNodes:
     id stands for never changes, so nothing here can go stale; a node deleted since still names its case."""
 
     def __init__(self, size: int) -> None:
-        self.size, self.known, self.lock = size, OrderedDict[str, tuple[int, int]](), threading.Lock()
+        self.known = Lru[str, tuple[int, int]](size)
 
     def split(self, firm_id: int, nodes: list[str]) -> tuple[list[int], list[str]]:
         """(the case ids of the known nodes that are cases of `firm_id`, the nodes not known yet)."""
-        cases, unknown = [], []
-        with self.lock:
-            for node_id in nodes:
-                known = self.known.get(node_id)
-                if known is None:
-                    unknown.append(node_id)
-                    continue
-                self.known.move_to_end(node_id)
-                if known[0] == firm_id:  # another firm's case is not a case of this row
-                    cases.append(known[1])
-        return cases, unknown
+        known = self.known.found(nodes)
+        unknown = [node_id for node_id in nodes if node_id not in known]
+        # Another firm's case is not a case of this row.
+        return [case_id for firm, case_id in known.values() if firm == firm_id], unknown
 
     def forget(self, node_ids: Iterable[str]) -> None:
         """Not known any more: the next row naming them looks them up (what a new process does)."""
-        with self.lock:
-            for node_id in node_ids:
-                self.known.pop(node_id, None)
+        self.known.discard(node_ids)
 
     def learn(self, firm_id: int, found: Iterable[tuple[Any, int]]) -> None:
-        with self.lock:
-            for node_id, case_id in found:
-                self.known[str(node_id)] = (firm_id, int(case_id))
-                self.known.move_to_end(str(node_id))
-            while len(self.known) > self.size:
-                self.known.popitem(last=False)
+        self.known.put((str(node_id), (firm_id, int(case_id))) for node_id, case_id in found)
 
 
 case_nodes = _CaseNodes(size=100_000)  # about 20 MB when full

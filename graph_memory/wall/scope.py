@@ -21,14 +21,13 @@ Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
 
 from graph_memory.adapter import Viewer
+from graph_memory.plumbing.lru import Lru
 from graph_memory.plumbing.stmt import Stmt, sql
 from graph_memory.wall import access, sight
 
@@ -176,39 +175,13 @@ def _run(statement: Stmt) -> tuple[list[str], list[tuple[Any, ...]]]:
         return [c.name for c in cursor.description], cursor.fetchall()
 
 
-class _Few:
-    """Per process: the lawyers whose last walled read with a cap found them within it (a bounded LRU).
-
-    What a lawyer may open changes seldom, so their next read sends the statement for few cases. Only
-    a statement's own first column fills it, never a guess; a lawyer not in it (first seen, evicted, or
-    last found past the cap) gets the walled statement, which says again where they stand. It holds ids
-    of viewers who asked, nothing of any case, and decides only which correct statement is planned."""
-
-    SIZE = 100_000
-
-    def __init__(self) -> None:
-        self._within: OrderedDict[tuple[Any, ...], None] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __contains__(self, key: tuple[Any, ...]) -> bool:
-        with self._lock:
-            if key not in self._within:
-                return False
-            self._within.move_to_end(key)
-            return True
-
-    def learn(self, key: tuple[Any, ...], within: bool) -> None:
-        with self._lock:
-            if not within:
-                self._within.pop(key, None)
-                return
-            self._within[key] = None
-            self._within.move_to_end(key)
-            while len(self._within) > self.SIZE:
-                self._within.popitem(last=False)
-
-
-few_viewers = _Few()
+# Per process: the lawyers whose last walled read with a cap found them within it, keyed by the read, the
+# firm, the viewer and the names that set the cap. What a lawyer may open changes seldom, so their next read
+# sends the statement for few cases. Only a statement's own first column fills it, never a guess; a lawyer
+# not in it (first seen, forgotten, or last found past the cap) gets the walled statement, which says again
+# where they stand. It holds ids of viewers who asked, nothing of any case, and decides only which correct
+# statement is planned.
+few_viewers = Lru[tuple[Any, ...], None](100_000)
 
 
 def _few_or_walled(scope: Scope, read: Read, given: dict[str, Any]) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -221,5 +194,8 @@ def _few_or_walled(scope: Scope, read: Read, given: dict[str, Any]) -> tuple[lis
         if found[0][0]:
             return columns, found
     columns, found = _run(sql(read.walled, **given))
-    few_viewers.learn(key, bool(found[0][0]))
+    if found[0][0]:
+        few_viewers.put([(key, None)])
+    else:
+        few_viewers.discard([key])
     return columns, found

@@ -25,6 +25,7 @@ from django.db import connection, transaction
 
 from accounts.models import User
 from graph_memory import services
+from graph_memory.plumbing.lru import Lru
 from graph_memory.vectors import firm_indexes
 from graph_memory.viewer import search
 from graph_memory.wall import scope
@@ -187,9 +188,9 @@ WALLED = ") may_open"
 
 
 @pytest.fixture
-def _fresh_hints(monkeypatch) -> scope._Few:
+def _fresh_hints(monkeypatch) -> Lru:
     """What the process has learned of who is within the cap, from nothing (as in a new process)."""
-    fresh = scope._Few()
+    fresh = Lru[tuple, None](scope.few_viewers.size)
     monkeypatch.setattr(scope, "few_viewers", fresh)
     return fresh
 
@@ -249,13 +250,3 @@ def test_a_lawyer_who_grows_past_the_cap_is_answered_by_the_walled_statement_at_
     assert {h.case_id for h in result.results} - seen  # the new cases are ranked too
     (again,) = plans.sent(lambda: services.search_cases(viewer=few, q="lease", limit=10, embedder=embedder))
     assert WALLED in again[0]
-
-
-def test_what_the_process_remembers_is_bounded(monkeypatch) -> None:
-    hints = scope._Few()
-    monkeypatch.setattr(scope._Few, "SIZE", 3)
-    for viewer in range(5):
-        hints.learn(("search", 1, viewer), True)
-    assert [("search", 1, v) in hints for v in range(5)] == [False, False, True, True, True]
-    hints.learn(("search", 1, 3), False)
-    assert ("search", 1, 3) not in hints
