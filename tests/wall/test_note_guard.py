@@ -4,6 +4,7 @@ is refused, recorded and never stored; clean notes, shared facts and hidden case
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -25,6 +26,8 @@ CROSSING = (
     "Kept from today's chat. Brightwater Shipping agreed the EUR 256,580 figure. "
     f"{SENTENCE_B} Calloway Port Services must be told by 14 February 2027."
 )
+# B's amount as it is written anywhere (256,580 / 256.580 / 256580 / 256 580).
+B_AMOUNT = re.compile(r"256[ ,.]?580")
 CLEAN = f"For Calloway Port Services: {SENTENCE_A} Invoice INV-A-5501 (EUR 48,200) is due; claim by 2027-02-14."
 
 
@@ -61,7 +64,8 @@ def test_the_issues_crossing_is_refused_recorded_and_theo_sees_nothing_of_b(worl
     # Theo reads A: nothing of B is in it.
     theo = HttpClient(headers={"Authorization": f"Token {world.token(world.theo)}"})
     texts = json.dumps(theo.get(f"/api/memory/nodes/{world.node_id(world.a)}/brief/").json())
-    assert "Brightwater" not in texts and "256" not in texts
+    # The amount in any of its spellings: a bare "256" also occurs in timestamps' microseconds.
+    assert "Brightwater" not in texts and not B_AMOUNT.search(texts)
     assert not Note.objects.filter(case=world.a, text__contains="Brightwater").exists()
 
 
@@ -160,7 +164,8 @@ def test_lint_reports_a_note_filed_before_the_guard_that_would_cross(world: Guar
     assert run.counts["crossing_note"] == 1
     (finding,) = LintFinding.objects.filter(kind="crossing_note")
     assert finding.case_id == world.a.pk and finding.severity == "high" and f"note:{old.key}" in finding.message
-    assert "2026-102" in finding.message and "Brightwater" not in finding.message and "256" not in finding.message
+    assert "2026-102" in finding.message and "Brightwater" not in finding.message
+    assert not B_AMOUNT.search(finding.message)
     assert finding.records[0] == {"type": "source", "id": "note:before-guard"} and clean.key not in finding.message
 
 
