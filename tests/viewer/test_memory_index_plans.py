@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import User
+from graph_memory.map.graph import node_uuid
 from graph_memory.models import CaseActivity, CaseSummary, Node
 from graph_memory.summaries import activity
 from graph_memory.viewer.memory_index import MIN_LINE_BYTES, memory_index
@@ -37,9 +38,9 @@ ORDER = "gm_activity_order"
 
 @pytest.fixture(scope="module")
 def firms(django_db_setup, django_db_blocker):  # -> Iterator[dict[str, Any]]
-    """Two firms of 1,500 cases, each summarised at its own time (bulk: no receivers, the activity caught up as the
-    nightly run does); in the first, a lawyer on every third case, one on 40 and the admin. Loaded once, in a
-    transaction rolled back at the end."""
+    """Two firms of 1,500 cases, each summarised at its own time, with their case nodes (bulk: no receivers, the
+    activity caught up as the nightly run does); in the first, a lawyer on every third case, one on 40 and the
+    admin. Loaded once, in a transaction rolled back at the end."""
     with django_db_blocker.unblock():
         outer = transaction.atomic()
         outer.__enter__()
@@ -60,6 +61,13 @@ def firms(django_db_setup, django_db_blocker):  # -> Iterator[dict[str, Any]]
                     for i, c in enumerate(cases)
                 )  # fmt: skip
                 activity.activity_rebuild(firm_id=firm.pk)
+                # Each line's case node (the map's case nodes alone: the lines probe no other), so the probe is
+                # planned on a table of real size.
+                Node.objects.bulk_create(
+                    Node(id=node_uuid(firm_id=firm.pk, kind=Node.Kind.CASE, ref_id=c.pk), firm=firm, kind=Node.Kind.CASE,
+                         ref_id=c.pk, label=c.title, name_key=c.title.lower())
+                    for c in cases
+                )  # fmt: skip
                 made.append((firm, cases))
             (firm, cases), _ = made
             permission = view_case_permission()
@@ -71,7 +79,9 @@ def firms(django_db_setup, django_db_blocker):  # -> Iterator[dict[str, Any]]
             )
             admin = UserFactory(firm=firm, username="index-plans-admin", role=User.Role.ADMIN)
             with connection.cursor() as cursor:
-                for model in (Case, CaseSummary, CaseActivity, CaseUserObjectPermission):
+                # The map's nodes too. Without its case nodes the table is empty, and once earlier tests have left it
+                # with statistics that say so (tests/map/test_node_ids.py run first does), it is read whole.
+                for model in (Case, CaseSummary, CaseActivity, CaseUserObjectPermission, Node):
                     cursor.execute(f"ANALYZE {model._meta.db_table}")
             yield {"firm": firm, "lawyer": lawyer, "few": few, "admin": admin}
         finally:
