@@ -22,14 +22,17 @@ $(DEV_STAMP): requirements.txt requirements-local-embeddings.txt requirements-de
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
-# The main suite (reference host, pyproject's settings), then the second and third hosts' suites under their
-# own settings, as a host would have the app: the wheel built, installed alone into a fresh virtualenv, and
-# each suite run from a copy of the hosts with the source tree off sys.path (tests/installed_hosts.py; about
-# half a minute more than running them from the source tree). Then the docs site. All always run; any failing fails the
-# target, and so does a run that collects nothing (pytest's exit code 5).
+# The main suite (reference host, pyproject's settings) in TEST_WORKERS processes (pytest-xdist; a test file
+# whole in one of them, so its module fixtures are built once; each process on a test database of its own),
+# then the second and third hosts' suites under their own settings, as a host would have the app: the wheel
+# built, installed alone into a fresh virtualenv, and each suite run from a copy of the hosts with the source
+# tree off sys.path (tests/installed_hosts.py; about half a minute more than running them from the source
+# tree). Then the docs site. All always run; any failing fails the target, and so does a run that collects
+# nothing (pytest's exit code 5).
+TEST_WORKERS ?= 2
 test: $(DEV_STAMP)
 	@failed=""; \
-	$(BIN)/python -m pytest || failed="$$failed main-suite(exit $$?)"; \
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile || failed="$$failed main-suite(exit $$?)"; \
 	$(BIN)/python -m tests.installed_hosts || failed="$$failed installed-hosts(exit $$?)"; \
 	$(DOCS_BUILD) || failed="$$failed docs(exit $$?)"; \
 	if [ -n "$$failed" ]; then echo "make test failed:$$failed (exit 5: no tests collected)" >&2; exit 1; fi

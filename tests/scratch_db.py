@@ -3,7 +3,7 @@
 For what only a fresh process on an empty database shows: `migrate` with its
 system checks on, `check --database default`, a command as a host runs it.
 The server is the one DATABASE_URL names, else the repository's embedded one;
-the name carries TEST_DB_SUFFIX, so parallel runs keep apart.
+the name carries TEST_DB_SUFFIX and the xdist worker's name, so parallel runs keep apart.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ def _with_database(url: str, name: str) -> str:
 
 @contextmanager
 def scratch_database(prefix: str) -> Iterator[str]:
-    """An empty database named `<prefix><TEST_DB_SUFFIX>` (dropped first if a crashed run left it); yields its URL."""
-    name = prefix + os.environ.get("TEST_DB_SUFFIX", "")
+    """An empty database named `<prefix><TEST_DB_SUFFIX><worker>` (dropped first if a crashed run left it); yields its URL."""
+    # The worker's name too under pytest-xdist (`make test` runs the main suite in two processes).
+    name = prefix + os.environ.get("TEST_DB_SUFFIX", "") + os.environ.get("PYTEST_XDIST_WORKER", "")
     url = server_url()
     with psycopg.connect(_with_database(url, "postgres"), autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
