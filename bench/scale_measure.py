@@ -199,6 +199,14 @@ def measure_reads(
             "|".join(k): {"p50": percentile(t, 50), "p95": percentile(t, 95), "n": len(t)} for k, t in times.items()
         },
         "recall": {"|".join(k): {"min": min(r), "mean": statistics.mean(r)} for k, r in recall.items()},
+        # Each sample asks one viewer the same thing in both databases: the median of those calls' own ratios
+        # (beside ÷ alone), which the spread of what the samples ask (a three-letter name against an eight-letter
+        # one) does not move as it moves the ratio of the two p50s.
+        "paired": {
+            f"{read}|{cls}": {"p50": percentile([b / a for a, b in zip(alone, beside, strict=True)], 50), "n": len(alone)}
+            for (read, cls, db), alone in times.items()
+            if db == "alone" and (beside := times.get((read, cls, "beside")))
+        },
         "meaning_hits_outside_exact_top10": outside_top,
     }
 

@@ -44,6 +44,10 @@ def test_small_run_reports_every_read_of_every_class_and_the_goal(tmp_path: Path
         for cls in CLASSES:
             for where in ("alone", "beside"):
                 assert times[f"{read}|{cls}|{where}"]["n"] == figures["samples"], (read, cls, where)
+            paired = figures["reads"]["paired"][f"{read}|{cls}"]
+            assert paired["n"] == figures["samples"] and paired["p50"] > 0, (read, cls)
+            assert any(line.startswith(f"| {read} | {cls} |") and line.endswith(f"| {paired['p50']:.2f} |")
+                       for line in section.splitlines()), (read, cls)  # fmt: skip
     assert {key.split("|")[1] for key in figures["reads"]["recall"]} == {"this app", *figures["peers"]}
     assert set(figures["reads"]["meaning_hits_outside_exact_top10"]) == set(CLASSES)
     storage = figures["storage"]["beside"]
