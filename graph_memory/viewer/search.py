@@ -157,6 +157,14 @@ _N = (
     "n AS MATERIALIZED (SELECT (SELECT count(*) FROM (SELECT 1 FROM vis LIMIT (SELECT cap + 1 FROM cap)) AS x) "
     "<= (SELECT cap FROM cap) AS exact)"
 )
+# The same in the statements a lawyer gets until they are known to see few cases, past the cap first asked of
+# one source of their grants (`{grants_past}`, with `than` the cap: _ranking_names): a partner's 20,000 cases
+# are then never listed to be counted (bench/bench_scale.py: a partner's search statement 29-30 ms with the
+# count, 21-22 ms with it answered so). Only if that source does not settle it are they counted.
+_N_PAST = (
+    "n AS MATERIALIZED (SELECT CASE WHEN {grants_past} THEN false ELSE (SELECT count(*) FROM (SELECT 1 FROM vis "
+    "LIMIT (SELECT cap + 1 FROM cap)) AS x) <= (SELECT cap FROM cap) END AS exact)"
+)
 
 # The CTEs `query`, `walk`, `ann` and `vec` (case_id, distance, rank; after `cap` and `n`): the `depth` visible
 # cases nearest to the query vector, exact when the viewer sees at most `cap` vectors, else from the HNSW
@@ -219,8 +227,8 @@ _RANKING = (
 VECTOR_RANKING = Read(
     name="vector_ranking",
     columns=4,
-    whole_firm=f"WITH {VISIBLE_ONCE}, {{cap}}, {_N}, {_FIRMS_VECTOR_RANKING} {_RANKING}",
-    walled=f"WITH {VISIBLE_ONCE}, {{cap}}, {_N}, {_WALLED_VECTOR_RANKING} {_RANKING}",
+    whole_firm=f"WITH {VISIBLE_ONCE}, {{cap}}, {_N_PAST}, {_FIRMS_VECTOR_RANKING} {_RANKING}",
+    walled=f"WITH {VISIBLE_ONCE}, {{cap}}, {_N_PAST}, {_WALLED_VECTOR_RANKING} {_RANKING}",
     unsighted="copies of the vectors per lawyer cost more to keep than they saved (issue 28): a lawyer's exact "
     "scan reads each visible summary's own row, a big viewer walks the firm's index probing the wall",
 )
@@ -230,6 +238,7 @@ def _ranking_names(scope: Scope, *, model: str | None, depth: int, force: str | 
     """The names the statements above use, for this scope (sql() fills them in)."""
     return {
         "model": model, "depth": depth, "cap": _CAP if force is None else _FORCED_CAP, "forced_cap": 2**62 if force == "exact" else -1,
+        "than": "(SELECT cap FROM cap)",
         "own_index": firm_indexes.exists_statement(scope.firm_id or 0),
         "exact_max": int(conf.get("SEARCH_EXACT_MAX")), "exact_share": float(conf.get("SEARCH_EXACT_SHARE")),
         "firm_ef": max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth),
@@ -351,7 +360,7 @@ _MEANING = (
 # rows): PostgreSQL copies a CTE it inlines into the query that reads it, walking the whole statement to find
 # it, once per CTE, where a materialised one is planned once, on its own. Inlined, planning this statement
 # took longer than running it for a lawyer on a few hundred cases (issue 28; bench/bench_search_planning.py).
-_SEARCH = f"""WITH {VISIBLE_ONCE}, {_WORDS}, {{cap}}, {_N}, {{vector_ranking}}, {_WORD_RANKING},
+_SEARCH = f"""WITH {VISIBLE_ONCE}, {_WORDS}, {{cap}}, {{n}}, {{vector_ranking}}, {_WORD_RANKING},
 fused AS MATERIALIZED (
     SELECT coalesce(vec.case_id, kw.case_id) AS case_id,
            coalesce(1.0 / ({RRF_K} + vec.rank), 0) + coalesce(1.0 / ({RRF_K} + kw.rank), 0) AS rrf,
@@ -388,10 +397,10 @@ ORDER BY hits.score DESC, hits.rrf DESC, hits.key, hits.case_id"""
 SEARCH = Read(
     name="search",
     columns=9,
-    whole_firm=_SEARCH.replace("{ranked}", _FIRMS_WORDS).replace("{vector_ranking}", "{firms_vectors}"),
-    walled=_SEARCH.replace("{ranked}", _LAWYERS_WORDS).replace("{vector_ranking}", "{walled_vectors}"),
+    whole_firm=_SEARCH.replace("{ranked}", _FIRMS_WORDS).replace("{vector_ranking}", "{firms_vectors}").replace("{n}", _N_PAST),
+    walled=_SEARCH.replace("{ranked}", _LAWYERS_WORDS).replace("{vector_ranking}", "{walled_vectors}").replace("{n}", _N_PAST),
     unsighted="as the vector ranking's; the words are ranked from the summaries themselves",
-    few=_SEARCH.replace("{ranked}", _FEW_WORDS).replace("{vector_ranking}", "{few_vectors}"),
+    few=_SEARCH.replace("{ranked}", _FEW_WORDS).replace("{vector_ranking}", "{few_vectors}").replace("{n}", _N),
     few_by=_CAP_NAMES,
 )
 

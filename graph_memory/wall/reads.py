@@ -367,10 +367,13 @@ FROM seen s CROSS JOIN LATERAL (
 # A lawyer's conflict check: from the parties of their cases while they may open at most `few` (the
 # setting VISIBLE_FIRST_MAX), so hidden ones cost nothing; past it, from the firm's matches as for a
 # firm admin, each probed against the wall (docs/SECURITY.md, "Timing side channels"). Exactly one
-# runs: each is gated on `gm_few` (a one-time filter), which counts their cases no further than `few`.
+# runs: each is gated on `gm_few` (a one-time filter), which counts their cases no further than `few`,
+# after asking one source of their grants (`{grants_past}`; `than`: `few`), which settles it for a
+# partner without listing all their cases.
 _GATED_CONFLICTS = f"""
 WITH gm_few AS MATERIALIZED (
-    SELECT count(*) <= %(few)s AS few FROM (SELECT 1 FROM ({{visible}}) v LIMIT %(few)s + 1) x
+    SELECT CASE WHEN {{grants_past}} THEN false
+           ELSE (SELECT count(*) <= %(few)s FROM (SELECT 1 FROM ({{visible}}) v LIMIT %(few)s + 1) x) END AS few
 )
 SELECT * FROM ({_CONFLICTS}) w WHERE (SELECT few FROM gm_few)
 UNION ALL SELECT * FROM ({_FIRM_CONFLICTS}) p WHERE NOT (SELECT few FROM gm_few)

@@ -67,7 +67,7 @@ def test_every_read_declares_a_firm_admins_and_a_walled_statement_that_build() -
         "firms_vectors": search._FIRMS_VECTOR_RANKING, "walled_vectors": search._WALLED_VECTOR_RANKING,
         "few_vectors": search._FEW_VECTOR_RANKING,
         "all_words": True, "similarity": 0.5, "case_kind": "case", "headline": "", "exact_max": 1, "exact_share": 0.1,
-        "forced_cap": 1, "clocks": Stmt("SELECT 1, 1, now()"), "lines": Stmt("SELECT 1"),
+        "forced_cap": 1, "grants_past": "false", "than": "1", "clocks": Stmt("SELECT 1, 1, now()"), "lines": Stmt("SELECT 1"),
     }  # fmt: skip
     assert {read.name for read in reads.READS} == {"node", "walk", "lookup", "cases_of_node", "conflicts"}
     assert {read.name for read in declared()} == {read.name for read in reads.READS} | {"search", "vector_ranking", "memory_index"}

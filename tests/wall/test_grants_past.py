@@ -1,0 +1,69 @@
+"""`access.grants_past_sql`: the condition a read asks before counting a lawyer's cases against a cap.
+
+It must be sound (when it holds, the lawyer may open more cases of their firm than the number asked), and
+it holds exactly when one source of their grants alone (their own, or one group's) names more cases of
+their firm than that: grants to another firm's cases never count, and several sources together never do.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.contrib.auth.models import Group
+
+from accounts.models import User
+from graph_memory.plumbing.stmt import sql
+from graph_memory.wall import access, scope
+from practice.models import CaseGroupObjectPermission, CaseUserObjectPermission
+from practice.permissions import view_case_permission
+from tests.factories import CaseFactory, ClientFactory, FirmFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _past(viewer, than: int) -> bool:
+    """The condition for `viewer` with `than`, as a read's statement gives it."""
+    given = scope._given(scope.scope_of(viewer), {"than": "%(k)s", "k": than})
+    [[past]] = sql("SELECT {grants_past}", **given).rows()
+    return bool(past)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_it_holds_exactly_when_one_source_names_more_of_the_firms_cases(seed: int) -> None:
+    rng = random.Random(seed)
+    firm, other = FirmFactory(), FirmFactory()
+    mine = [CaseFactory(firm=firm, client=ClientFactory(firm=firm)) for _ in range(24)]
+    theirs = [CaseFactory(firm=other, client=ClientFactory(firm=other)) for _ in range(8)]
+    lawyer = UserFactory(firm=firm)
+    permission = view_case_permission()
+    own = rng.sample(mine, rng.randint(0, 12)) + rng.sample(theirs, rng.randint(0, 8))
+    CaseUserObjectPermission.objects.bulk_create(
+        CaseUserObjectPermission(content_object=c, user=lawyer, permission=permission) for c in own
+    )
+    sources = [[c for c in own if c.firm_id == firm.pk]]
+    for g in range(3):
+        group = Group.objects.create(name=f"grants-past-{seed}-{g}")
+        granted = rng.sample(mine, rng.randint(0, 16)) + rng.sample(theirs, rng.randint(0, 8))
+        CaseGroupObjectPermission.objects.bulk_create(
+            CaseGroupObjectPermission(content_object=c, group=group, permission=permission) for c in granted
+        )
+        if g < 2:  # a member of two of the three groups; the third's grants are not theirs
+            lawyer.groups.add(group)
+            sources.append([c for c in granted if c.firm_id == firm.pk])
+    visible = access.visible_cases(lawyer).count()
+    largest = max(len(s) for s in sources)
+    assert visible == len({c.pk for s in sources for c in s})
+    for than in range(-1, 26):
+        past = _past(lawyer, than)
+        assert past == (largest > than), (than, largest)
+        assert not past or visible > than, (than, visible)  # sound
+
+
+def test_a_firm_admin_and_a_lawyer_with_nothing_are_never_past() -> None:
+    firm = FirmFactory()
+    for _ in range(3):
+        CaseFactory(firm=firm, client=ClientFactory(firm=firm))
+    # A firm admin's cases are never counted from grants: the read counts them (`false` here).
+    assert not _past(UserFactory(firm=firm, role=User.Role.ADMIN), 0)
+    assert not _past(UserFactory(firm=firm), 0)
