@@ -399,7 +399,9 @@ def run(scale: world.Scale, names: dict[str, str], progress: Callable[[str], Non
         connections["default"] = dbs[db]
 
     small = scale.name == "small"
-    warmup, samples = (1, 3) if small else (3, 30)
+    # 60 samples: at 30, which reads missed beside ÷ alone by the ratio of their p50s changed from run to run
+    # (2026-12-03, docs/BENCHMARKS.md); the measurements take about twice as long.
+    warmup, samples = (1, 3) if small else (3, 60)
     try:
         on("beside")
         w = load(scale)
