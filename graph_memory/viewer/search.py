@@ -238,7 +238,7 @@ def _ranking_names(scope: Scope, *, model: str | None, depth: int, force: str | 
     """The names the statements above use, for this scope (sql() fills them in)."""
     return {
         "model": model, "depth": depth, "cap": _CAP if force is None else _FORCED_CAP, "forced_cap": 2**62 if force == "exact" else -1,
-        "than": "(SELECT cap FROM cap)",
+        "than": "(SELECT cap FROM cap)", **scope.grants_past(),
         "own_index": firm_indexes.exists_statement(scope.firm_id or 0),
         "exact_max": int(conf.get("SEARCH_EXACT_MAX")), "exact_share": float(conf.get("SEARCH_EXACT_SHARE")),
         "firm_ef": max(int(conf.get("SEARCH_FIRM_EF_SEARCH")), depth),

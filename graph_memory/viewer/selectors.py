@@ -223,6 +223,7 @@ def conflicts_check(*, viewer: Viewer, name: str, limit: int | None = None) -> C
         words=sorted({f"% {_like_escape(w)} %" for w in query.words}),
         candidates=CONFLICT_CANDIDATES + 1, fetch=limit + 1,
         variants=variants, readings=readings, word_ids=word_ids, few=int(conf.get("VISIBLE_FIRST_MAX")), than="%(few)s",
+        **scope.grants_past(),
     )  # fmt: skip
     parties: dict[Any, tuple[NodeRef, names.NameMatch | None, list[tuple[NodeRef, str]]]] = {}
     for p_id, p_kind, p_label, p_key, p_lookup, c_id, c_kind, c_label, edge in found_rows:

@@ -107,13 +107,24 @@ def forget_permission_ids(**kwargs: Any) -> None:
     _permission_ids.clear()
 
 
+def _of_firm(case: str, case_table: str, firm_column: str) -> str:
+    """Whether the case whose id is `case` (SQL) is in the firm `%(firm)s`: one probe of its firm, a scalar
+    subquery the planner cannot turn into a scan of every case."""
+    q = connection.ops.quote_name
+    return f"(SELECT c.{q(firm_column)} FROM {q(case_table)} c WHERE c.id = {case}) = %(firm)s"
+
+
 def _in_firm(ids_sql: str, case_table: str, firm_column: str) -> str:
     """Ids from `ids_sql` (a parenthesised one-column statement) whose case is in the firm `%(firm)s`."""
-    q = connection.ops.quote_name
-    return (
-        f"SELECT g.id FROM {ids_sql} g(id) "
-        f"WHERE (SELECT c.{q(firm_column)} FROM {q(case_table)} c WHERE c.id = g.id) = %(firm)s"
-    )
+    return f"SELECT g.id FROM {ids_sql} g(id) WHERE {_of_firm('g.id', case_table, firm_column)}"
+
+
+def _groups_table(permissions: GuardianPermissions) -> str:
+    """The user model's group links (PermissionsMixin's `groups`) if group grants count, else "". (From the
+    model's field: the `groups` manager would be built anew for every read.)"""
+    if permissions.group_model is None:
+        return ""
+    return str(get_user_model()._meta.get_field("groups").remote_field.through._meta.db_table)
 
 
 def is_firm_admin(viewer: Viewer) -> bool:
@@ -153,14 +164,8 @@ def visible_case_ids_sql(
         return statement.sql, statement.params
     permissions = adapter.guardian_permissions()
     if permissions is not None:
-        # The user model's group links (PermissionsMixin's `groups`), if group grants count.
-        # (From the model's field: the `groups` manager would be built anew for every read.)
-        groups_table = (
-            get_user_model()._meta.get_field("groups").remote_field.through._meta.db_table
-            if permissions.group_model is not None else ""
-        )  # fmt: skip
         statement = sql(
-            _guardian_sql(permissions, meta.db_table, case_firm_column(), groups_table),
+            _guardian_sql(permissions, meta.db_table, case_firm_column(), _groups_table(permissions)),
             user=viewer.pk, permission=_permission_id(permissions.codename), firm=firm_id,
         )  # fmt: skip
         return statement.sql, statement.params
@@ -191,35 +196,34 @@ _GRANTS_PAST = """EXISTS (
 @functools.cache
 def _grants_past_template(permissions: GuardianPermissions, case_table: str, firm_column: str, groups_table: str) -> str:
     q = connection.ops.quote_name
-    in_firm = f"(SELECT c.{q(firm_column)} FROM {q(case_table)} c WHERE c.id = {{case}}) = %(firm)s"
     granted = (
         f"SELECT 1 FROM {q(permissions.user_model._meta.db_table)} up WHERE src.g IS NULL AND up.user_id = %(gm_user)s "
-        f"AND up.permission_id = %(gm_permission)s AND {in_firm.format(case='up.content_object_id')}"
+        f"AND up.permission_id = %(gm_permission)s AND {_of_firm('up.content_object_id', case_table, firm_column)}"
     )
     sources = "SELECT NULL::bigint"
     if permissions.group_model is not None:
         granted += (
             f" UNION ALL SELECT 1 FROM {q(permissions.group_model._meta.db_table)} gp WHERE gp.group_id = src.g "
-            f"AND gp.permission_id = %(gm_permission)s AND {in_firm.format(case='gp.content_object_id')}"
+            f"AND gp.permission_id = %(gm_permission)s AND {_of_firm('gp.content_object_id', case_table, firm_column)}"
         )
         sources += f" UNION ALL SELECT ug.group_id FROM {q(groups_table)} ug WHERE ug.user_id = %(gm_user)s"
     return _GRANTS_PAST.format(sources=sources, granted=granted)
 
 
-def grants_past_sql(viewer: Viewer, *, whole_firm: bool) -> tuple[str, dict[str, Any]]:
-    """A template of a condition that holds only if `viewer` may open more than `{than}` cases of their
-    firm (a part the read supplies: the statement of a number), with its values; "false" where no single
-    source of grants tells (a firm admin, a host without guardian's grants). Sound, not complete: when it
-    does not hold, the read counts their cases itself (`visible_case_ids_sql`)."""
+def grants_past_sql(viewer: Viewer, *, whole_firm: bool) -> dict[str, Any]:
+    """The names of a condition that holds only if `viewer` may open more than `{than}` cases of their firm
+    (a part the read supplies: the statement of a number): `grants_past`, its template, and its values;
+    "false" where no single source of grants tells (a firm admin, a host without guardian's grants). Sound,
+    not complete: when it does not hold, the read counts their cases itself (`visible_case_ids_sql`)."""
     permissions = None if whole_firm else get_adapter().guardian_permissions()
     if permissions is None:
-        return "false", {}
-    groups_table = (
-        get_user_model()._meta.get_field("groups").remote_field.through._meta.db_table
-        if permissions.group_model is not None else ""
-    )  # fmt: skip
-    template = _grants_past_template(permissions, case_model()._meta.db_table, case_firm_column(), groups_table)
-    return template, {"gm_user": viewer.pk, "gm_permission": _permission_id(permissions.codename)}
+        return {"grants_past": "false"}
+    return {
+        "grants_past": _grants_past_template(
+            permissions, case_model()._meta.db_table, case_firm_column(), _groups_table(permissions)
+        ),
+        "gm_user": viewer.pk, "gm_permission": _permission_id(permissions.codename),
+    }  # fmt: skip
 
 
 class _AnyOf(Func):

@@ -13,11 +13,10 @@
   and, for a read with a statement for few cases (`few`), which lawyers get it.
 
 Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
-(their firm's id), `%(whole_firm)s`, `{grants_past}` (a condition that holds
-only if they may open more cases than the read's own part `{than}` says, from
-one source of their grants: settled without listing them all) and, in a
-sighted statement, `{holders}` (the viewer and their groups, the sight's
-keys): `rows()` supplies them.
+(their firm's id), `%(whole_firm)s` and, in a sighted statement, `{holders}`
+(the viewer and their groups, the sight's keys): `rows()` supplies them. A
+read with a cap may also use `{grants_past}`, which it asks for itself
+(`Scope.grants_past()`).
 `may_open(case)` is the join that probes `{visible}` for one row's case;
 `VISIBLE_ONCE` the CTE `vis` that lists them once, for a read that reads them all.
 """
@@ -44,14 +43,16 @@ class Scope:
     whole_firm: bool  # a firm admin: no case of the firm is hidden from them
     visible: Stmt | None  # the ids of the cases they may open, one column; None: no case at all
     sighted: bool  # a lawyer on a host whose grants the sight keeps: their reads may answer from it
-    # `{grants_past}`: a condition that holds only if they may open more than `{than}` cases (access.grants_past_sql),
-    # and its values
-    grants_past: str = "false"
-    grants_past_values: tuple[tuple[str, Any], ...] = ()
 
     @property
     def empty(self) -> bool:
         return self.visible is None
+
+    def grants_past(self) -> dict[str, Any]:
+        """`{grants_past}` and its values, for a read that asks it (access.grants_past_sql): a condition that
+        holds only if they may open more cases than the read's own part `{than}` says, settled from one
+        source of their grants without listing them all. Only the reads with a cap ask it."""
+        return access.grants_past_sql(self.viewer, whole_firm=self.whole_firm)
 
     def holders(self) -> Stmt:
         """The viewer's keys in the sight: themselves and their groups (no parameters)."""
@@ -65,15 +66,12 @@ def scope_of(viewer: Viewer) -> Scope:
         return Scope(viewer=viewer, firm_id=None, whole_firm=False, visible=None, sighted=False)
     whole_firm = access.is_firm_admin(viewer)
     visible = access.visible_case_ids_sql(viewer, firm_id=firm_id, whole_firm=whole_firm)
-    past, past_values = access.grants_past_sql(viewer, whole_firm=whole_firm)
     return Scope(
         viewer=viewer,
         firm_id=firm_id,
         whole_firm=whole_firm,
         visible=None if visible is None else Stmt(*visible),
         sighted=not whole_firm and sight.enabled(),
-        grants_past=past,
-        grants_past_values=tuple(past_values.items()),
     )
 
 
@@ -135,10 +133,7 @@ def declared() -> tuple[Read, ...]:
 
 def _given(scope: Scope, names: dict[str, Any]) -> dict[str, Any]:
     """The names every template may use, from the scope, and the read's own."""
-    return {
-        "firm": scope.firm_id, "visible": scope.visible, "whole_firm": scope.whole_firm,
-        "grants_past": scope.grants_past, **dict(scope.grants_past_values), **names,
-    }  # fmt: skip
+    return {"firm": scope.firm_id, "visible": scope.visible, "whole_firm": scope.whole_firm, **names}
 
 
 def statement(scope: Scope, read: Read, **names: Any) -> Stmt:

@@ -24,7 +24,8 @@ pytestmark = pytest.mark.django_db
 
 def _past(viewer, than: int) -> bool:
     """The condition for `viewer` with `than`, as a read's statement gives it."""
-    given = scope._given(scope.scope_of(viewer), {"than": "%(k)s", "k": than})
+    viewed = scope.scope_of(viewer)
+    given = scope._given(viewed, {"than": "%(k)s", "k": than, **viewed.grants_past()})
     [[past]] = sql("SELECT {grants_past}", **given).rows()
     return bool(past)
 
