@@ -62,19 +62,42 @@ def _guardian_sql(permissions: GuardianPermissions, case_table: str, firm_column
     spent more time compiling it, and PostgreSQL planning it, than answering
     it. A template (plumbing/stmt.py) of `%(user)s`, `%(permission)s` and `%(firm)s`.
     """
-    q = connection.ops.quote_name
-    user_table = q(permissions.user_model._meta.db_table)
-    granted = (
-        f"SELECT up.content_object_id FROM {user_table} up "
-        "WHERE up.user_id = %(user)s AND up.permission_id = %(permission)s"
-    )
-    if permissions.group_model is not None:
-        group_table = q(permissions.group_model._meta.db_table)
-        granted += (
-            f" UNION SELECT gp.content_object_id FROM {group_table} gp JOIN {q(groups_table)} ug "
-            "ON ug.group_id = gp.group_id WHERE ug.user_id = %(user)s AND gp.permission_id = %(permission)s"
-        )
+    granted = " UNION ".join(_grant_sources(permissions, groups_table, user="%(user)s", permission="%(permission)s"))
     return _in_firm(f"({granted})", case_table, firm_column)
+
+
+def _grant_sources(permissions: GuardianPermissions, groups_table: str, *, user: str, permission: str) -> list[str]:
+    """The statements of the case ids granted to the user `user` (SQL): their own grants, then their groups'
+    (when group grants count), one statement each. Both forms of the wall (`_guardian_sql`, which probes
+    well, and `_guardian_listed_sql`, which lists well) are built from these and nothing else."""
+    q = connection.ops.quote_name
+    sources = [
+        f"SELECT up.content_object_id FROM {q(permissions.user_model._meta.db_table)} up "
+        f"WHERE up.user_id = {user} AND up.permission_id = {permission}"
+    ]
+    if permissions.group_model is not None:
+        sources.append(
+            f"SELECT gp.content_object_id FROM {q(permissions.group_model._meta.db_table)} gp JOIN {q(groups_table)} ug "
+            f"ON ug.group_id = gp.group_id WHERE ug.user_id = {user} AND gp.permission_id = {permission}"
+        )
+    return sources
+
+
+@functools.cache
+def _guardian_listed_sql(permissions: GuardianPermissions, case_table: str, firm_column: str, groups_table: str) -> str:
+    """`_guardian_sql`'s cases, in the form that lists them all at once (`{visible_listed}`, for `vis`).
+
+    The same grants (`_grant_sources`, with repeats: UNION ALL) become one array, and the case table is
+    read by primary key for them, in the firm: an index scan that sorts the array and drops its repeats
+    itself, each case a row of the case table once. For a lawyer who may open thousands of cases it is
+    several times cheaper than `_guardian_sql`, whose UNION hashes every grant and which probes each
+    case's firm on its own; but it reads every grant before it can test a single case, so a read that
+    probes the wall for a few cases uses `_guardian_sql` (`{visible}`). Values: `%(gm_user)s`,
+    `%(gm_permission)s`, `%(firm)s`.
+    """
+    q = connection.ops.quote_name
+    granted = " UNION ALL ".join(_grant_sources(permissions, groups_table, user="%(gm_user)s", permission="%(gm_permission)s"))
+    return f"SELECT c.id FROM {q(case_table)} c WHERE c.id = ANY(ARRAY({granted})) AND c.{q(firm_column)} = %(firm)s"
 
 
 # The id of the permission that opens a case, per database and codename. A permission's id does not
@@ -208,6 +231,21 @@ def _grants_past_template(permissions: GuardianPermissions, case_table: str, fir
         )
         sources += f" UNION ALL SELECT ug.group_id FROM {q(groups_table)} ug WHERE ug.user_id = %(gm_user)s"
     return _GRANTS_PAST.format(sources=sources, granted=granted)
+
+
+def visible_listed_sql(viewer: Viewer, *, whole_firm: bool) -> dict[str, Any]:
+    """The names of `{visible_listed}`: the cases of `visible_case_ids_sql` in the form a read that lists
+    them all at once runs fastest (`_guardian_listed_sql`), with its values; {} where that form is
+    `{visible}` itself (a firm admin, a host without guardian's grants): the caller then gives `{visible}`."""
+    permissions = None if whole_firm else get_adapter().guardian_permissions()
+    if permissions is None:
+        return {}
+    return {
+        "visible_listed": _guardian_listed_sql(
+            permissions, case_model()._meta.db_table, case_firm_column(), _groups_table(permissions)
+        ),
+        "gm_user": viewer.pk, "gm_permission": _permission_id(permissions.codename),
+    }  # fmt: skip
 
 
 def grants_past_sql(viewer: Viewer, *, whole_firm: bool) -> dict[str, Any]:

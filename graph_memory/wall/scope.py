@@ -18,7 +18,8 @@ Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
 read with a cap may also use `{grants_past}`, which it asks for itself
 (`Scope.grants_past()`).
 `may_open(case)` is the join that probes `{visible}` for one row's case;
-`VISIBLE_ONCE` the CTE `vis` that lists them once, for a read that reads them all.
+`VISIBLE_ONCE` the CTE `vis` that lists them once, for a read that reads them all,
+from `{visible_listed}` (the same cases, in the form that lists them fastest).
 """
 
 from __future__ import annotations
@@ -89,8 +90,9 @@ def may_open(case: str) -> str:
 
 
 # The CTE `vis`: the viewer's cases listed once (MATERIALIZED: computed once however often the read refers
-# to it, and never if it does not).
-VISIBLE_ONCE = "vis AS MATERIALIZED (SELECT v.id FROM ({visible}) AS v(id))"
+# to it, and never if it does not), in the wall's form for listing them all (`{visible_listed}`: the same
+# cases as `{visible}`, access.visible_listed_sql).
+VISIBLE_ONCE = "vis AS MATERIALIZED (SELECT v.id FROM ({visible_listed}) AS v(id))"
 
 
 _DECLARED: dict[str, Read] = {}
@@ -132,8 +134,10 @@ def declared() -> tuple[Read, ...]:
 
 
 def _given(scope: Scope, names: dict[str, Any]) -> dict[str, Any]:
-    """The names every template may use, from the scope, and the read's own."""
-    return {"firm": scope.firm_id, "visible": scope.visible, "whole_firm": scope.whole_firm, **names}
+    """The names every template may use, from the scope, and the read's own. `{visible_listed}` is a
+    template, built only by a statement that names it (`VISIBLE_ONCE`)."""
+    listed = access.visible_listed_sql(scope.viewer, whole_firm=scope.whole_firm) or {"visible_listed": scope.visible}
+    return {"firm": scope.firm_id, "visible": scope.visible, "whole_firm": scope.whole_firm, **listed, **names}
 
 
 def statement(scope: Scope, read: Read, **names: Any) -> Stmt:

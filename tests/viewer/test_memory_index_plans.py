@@ -125,6 +125,11 @@ def test_a_lawyer_past_the_cap_walks_the_activity_and_lists_their_cases_once(fir
     assert met <= 2 * EVERY * fetch < CASES
     assert all(n["Actual Rows"] <= fetch for n in _ran(plan, **{"Node Type": "Sort"}))
     assert all(n["Actual Loops"] <= 1 for n in _ran(plan, **{"CTE Name": "vis"}))  # never rescanned per row
+    # Listed from their grants, the case table read by its primary key for them (their 500), never by the firm.
+    [listed] = [n for n in _ran(plan, **{"Relation Name": Case._meta.db_table}) if n["Actual Rows"] > 1]
+    assert listed["Actual Rows"] == CASES // EVERY and listed["Actual Loops"] == 1
+    assert "= ANY" in listed.get("Index Cond", "") + listed.get("Recheck Cond", ""), listed
+    assert not any(_walks_its_firm_only(n) for n in _ran(plan, **{"Relation Name": Case._meta.db_table})), plan
     summaries = _ran(plan, **{"Relation Name": CaseSummary._meta.db_table})
     assert summaries and sum(n["Actual Loops"] for n in summaries) <= fetch  # the page's lines only
 

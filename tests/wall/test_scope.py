@@ -59,7 +59,7 @@ def test_any_template_binds_each_marker_to_its_own_value(order: list[str]) -> No
 def test_every_read_declares_a_firm_admins_and_a_walled_statement_that_build() -> None:
     """Each declared read builds with the names its declaration lists; the sighted statement where there is one."""
     names = {
-        "firm": 1, "visible": Stmt("SELECT 1"), "holders": Stmt("SELECT 1"), "node": "n", "kind": None, "fetch": 2,
+        "firm": 1, "visible": Stmt("SELECT 1"), "visible_listed": Stmt("SELECT 1"), "holders": Stmt("SELECT 1"), "node": "n", "kind": None, "fetch": 2,
         "prefix": "a%", "pattern": "%a%", "firm_words": "q", "holder_words": "q", "found": Stmt("SELECT NULL::uuid"),
         "key": "k", "words": [], "candidates": 3, "variants": [], "readings": [], "word_ids": [], "few": 4,
         "whole_firm": False, "query": "[1]", "model": "m", "depth": 10, "cap": "cap AS (SELECT 1 AS cap)",
