@@ -200,9 +200,7 @@ def connect(changes: Changes) -> None:
     """Connect every receiver the adapter's `changes()` calls for (idempotent: fixed dispatch uids)."""
     work = MissedChange.Work
     for watch in changes.stale:
-        _connect_watch(
-            watch, lambda ids, _: mark_stale(case_ids=ids), purpose="stale", work=work.STALE, deletes_own_only=True
-        )
+        _connect_watch(watch, _stale, purpose="stale", work=work.STALE, deletes_own_only=True)
     for watch in changes.graph:
         _connect_watch(
             watch, lambda ids, row: _sync_after_commit(ids, model=type(row), object_id=row.pk),
@@ -226,8 +224,24 @@ def connect(changes: Changes) -> None:
         )
 
 
+# Set on a saved case whose last activity the stale flag's statement has just recomputed (`_stale`), so that
+# `_case_saved`, which runs after it for the same save (receivers run in the order `connect` made them), does
+# not write it a second time. Taken off by `_case_saved`, so it never outlives the save.
+_ACTIVITY_DONE = "_graph_memory_activity_done"
+
+
+def _stale(case_ids: Any, row: Any) -> None:
+    """A watched change: flag these cases' summaries (their activity recomputed in the same statement)."""
+    marked = mark_stale(case_ids=case_ids)
+    if isinstance(row, case_model()) and isinstance(case_ids, list | tuple) and list(case_ids) == [row.pk]:
+        row.__dict__[_ACTIVITY_DONE] = marked == 1  # 0: excluded from the memory, its activity left to _case_saved
+
+
 def _case_saved(sender: Any, instance: Any, **kwargs: Any) -> None:
-    """A case saved: its host clock may have moved (an `auto_now` field does on every save)."""
+    """A case saved: its host clock may have moved (an `auto_now` field does on every save); unless the stale
+    flag's statement for this save recomputed its activity already."""
+    if instance.__dict__.pop(_ACTIVITY_DONE, False):
+        return
     try:
         with guarded():
             activity.activity_touch(case_ids=[instance.pk])

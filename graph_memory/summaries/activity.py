@@ -10,7 +10,8 @@ statement or the transaction that moves it:
 - a summary saved: `summaries.rewrite`, in the save's transaction (`activity_touch`);
 - a case excluded from the memory: `consent.service` (its summary goes; the host's clock is left);
 - a case saved: the receivers call `activity_touch` on every save of the case model, which is when
-  an `auto_now` clock moves (`receivers.py`; a failure is recorded and redone by the nightly run).
+  an `auto_now` clock moves (`receivers.py`; a failure is recorded and redone by the nightly run),
+  unless the save flagged the case's summary stale, whose statement moved it already.
 
 What the receivers never hear (cases bulk-created, a clock moved by `QuerySet.update` or raw SQL) is
 caught up by `activity_rebuild`, which each firm's nightly run calls before it claims a case, as the

@@ -52,6 +52,33 @@ def test_a_new_case_gets_its_row_and_any_save_moves_it(personas: Personas) -> No
     assert active(case) == clocks(case) == Case.objects.get(pk=case.pk).updated_at > LONG_AGO
 
 
+def _activity_writes(queries: list[dict[str, Any]]) -> int:
+    table = CaseActivity._meta.db_table
+    return sum(1 for q in queries if f"INSERT INTO {table}" in q["sql"] or f"INSERT INTO \"{table}\"" in q["sql"])
+
+
+@pytest.mark.parametrize("title", [False, True], ids=["no watched field", "a watched field"])
+def test_a_case_save_writes_its_activity_once(personas: Personas, title: bool) -> None:
+    """Whether the save flags the summary stale (a watched field changed; that statement moves the activity)
+    or not (only the host's clock moves; `_case_saved` moves it), one statement writes the activity."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    case = personas.case
+    quiet(case)
+    case.refresh_from_db()
+    if title:
+        case.title += " (renamed)"
+    with CaptureQueriesContext(connection) as captured:
+        case.save()
+    assert _activity_writes(captured.captured_queries) == 1, [q["sql"][:120] for q in captured.captured_queries]
+    assert active(case) == clocks(case) > LONG_AGO
+    assert CaseSummary.objects.get(case=case).stale is title
+    with CaptureQueriesContext(connection) as captured:
+        case.save()  # the same instance saved again: nothing of the first save is left on it
+    assert _activity_writes(captured.captured_queries) == 1
+
+
 def test_marking_stale_moves_it_in_its_one_statement(personas: Personas, django_assert_num_queries: Any) -> None:
     quiet(personas.case)
     with django_assert_num_queries(1):
