@@ -12,14 +12,15 @@
   fork, the sight's freshness gate and the rebuild queued after a stale answer,
   and, for a read with a statement for few cases (`few`), which lawyers get it.
 
-Every template may use `{visible}` (the viewer's cases, one column), `%(firm)s`
+Every template may use `{visible}` (the viewer's cases, one column; `{visible_listed}`
+names the same cases in the form that lists them all fastest), `%(firm)s`
 (their firm's id), `%(whole_firm)s` and, in a sighted statement, `{holders}`
 (the viewer and their groups, the sight's keys): `rows()` supplies them. A
 read with a cap may also use `{grants_past}`, which it asks for itself
 (`Scope.grants_past()`).
 `may_open(case)` is the join that probes `{visible}` for one row's case;
-`VISIBLE_ONCE` the CTE `vis` that lists them once, for a read that reads them all,
-from `{visible_listed}` (the same cases, in the form that lists them fastest).
+`VISIBLE_ONCE` the CTE `vis` that lists them once, from `{visible_listed}`, for a read
+that reads them all.
 """
 
 from __future__ import annotations
