@@ -274,6 +274,7 @@ def measure_changes(
     """Each kind of case change and grant, `repeats` times (each on other rows; the no-op rebuild
     `rebuild_repeats` times), in both databases by turns: the write's time and the rows it wrote in memory tables,
     then each class's first read (a lookup) with the rows that read wrote. Medians over the repeats."""
+    from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
     from guardian.shortcuts import assign_perm
 
@@ -292,6 +293,11 @@ def measure_changes(
     member_group = group_of[members[0].user.groups.values_list("pk", flat=True)[0]]
     joined_group = group_of[other_member.user.groups.values_list("pk", flat=True)[0]]
     vectors = search_support._normalised(np.random.default_rng(5), repeats, world.basis())
+    # Who joins the group, one associate a repeat (a second join is no change): the measured associates, then
+    # others of the firm (none is in a group), so the membership is repeated as often as the other changes.
+    measured = {a.user.pk for a in associates}
+    others = get_user_model().objects.filter(username__startswith=f"{world.BIG_SLUG}-associate-").exclude(pk__in=measured)
+    joiners = [*associates, *(Viewer(u, "associate", np.array([], dtype=np.int64)) for u in others.order_by("username")[:repeats])]
 
     def resync(case_id: int) -> float:
         on_case = CaseCounterparty.objects.filter(case_id=case_id).values("counterparty_id")
@@ -304,7 +310,7 @@ def measure_changes(
     def plan(r: int) -> list[tuple[str, str, Callable[[], Any], dict[str, Viewer]]]:
         """(label, audience, write, the viewer whose first read is timed, by class) of repeat r: each repeat
         on other rows, for as many repeats as `distinct` says there are."""
-        target, associate = everyone[r % len(everyone)], associates[r % len(associates)]
+        target, associate, joiner = everyone[r % len(everyone)], associates[r % len(associates)], joiners[r % len(joiners)]
         grantable = sorted(set(other_member.visible.tolist()) - set(associate.visible.tolist()))
         readers = {**first, "associate": associate}
         return [
@@ -316,15 +322,15 @@ def measure_changes(
             ("group grant: a practice group given one more case", "the group's members and partners",
              lambda: assign_perm("view_case", member_group, Case.objects.get(pk=not_the_groups[r])), first),
             ("group membership: an associate joins a practice group", "the associate",
-             lambda: associate.user.groups.add(joined_group), readers),
+             lambda: joiner.user.groups.add(joined_group), {**first, "associate": joiner}),
             ("no-op map rebuild of the big firm", "nobody", lambda: services.graph_rebuild_firm(firm_id=w.firm_id), first),
         ]  # fmt: skip
 
     # How many repeats of each change can be on other rows: a case every class may open each time; an
     # associate given another case each time (one of the measured associates in turn); another associate
-    # joining the group each time (a second join is no change); the rebuild, the same each time.
+    # joining the group each time (`joiners`); the rebuild, the same each time.
     grants = min(len(set(other_member.visible.tolist()) - set(a.visible.tolist())) for a in associates)
-    distinct = [len(everyone), len(everyone), grants, len(not_the_groups), len(associates), rebuild_repeats]
+    distinct = [len(everyone), len(everyone), grants, len(not_the_groups), len(joiners), rebuild_repeats]
     rows = []
     for n, (label, audience, _, _) in enumerate(plan(0)):
         runs: dict[str, list[dict[str, Any]]] = {"alone": [], "beside": []}

@@ -54,10 +54,12 @@ def test_small_run_reports_every_read_of_every_class_and_the_goal(tmp_path: Path
     assert storage["summaries_bytes"] > 0 and "graph_memory_casesummary" in storage["tables"]
     assert len(figures["changes"]) == 6
     for change in figures["changes"]:
-        # Each repeated on other rows, as many times as there are (up to the cap: a membership once per measured
-        # associate); the firm's rebuild fewer.
+        # Each repeated on other rows, as many times as there are (up to the cap; a membership by another
+        # associate each time, so as often as the cap); the firm's rebuild fewer.
         wanted = REBUILD_REPEATS if change["audience"] == "nobody" else CHANGE_REPEATS
         assert 3 <= change["repeats"] <= wanted
+        if change["change"].startswith("group membership"):
+            assert change["repeats"] == min(CHANGE_REPEATS, figures["run"]["scale_params"]["associates"])
         for where in ("alone", "beside"):
             assert len(change[where]["ms_all"]) == change["repeats"]
             assert set(change[where]["first_reads"]) == set(CLASSES)
