@@ -21,7 +21,7 @@ from tests.factories import CaseFactory, ClientFactory, FirmFactory, UserFactory
 pytestmark = pytest.mark.django_db
 
 
-def _ids(viewer, part: str) -> list[int]:
+def _ids(viewer: User, part: str) -> list[int]:
     viewed = scope.scope_of(viewer)
     return [row[0] for row in sql(f"SELECT v.id FROM ({{{part}}}) AS v(id)", **scope._given(viewed, {})).rows()]
 
