@@ -12,6 +12,7 @@ is here and only here.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -150,6 +151,34 @@ def _groups_table(permissions: GuardianPermissions) -> str:
     return str(get_user_model()._meta.get_field("groups").remote_field.through._meta.db_table)
 
 
+@dataclass(frozen=True)
+class Grants:
+    """What the wall's statements over guardian's grants are built from, asked of the host once: a read's
+    scope (`scope.scope_of`) asks it once for all three of them (`{visible}`, `{visible_listed}` and
+    `{grants_past}`), where each asked it on its own before."""
+
+    permissions: GuardianPermissions
+    case_table: str
+    firm_column: str
+    groups_table: str
+    permission_id: int | None
+
+    def values(self, viewer: Viewer) -> dict[str, Any]:
+        """The values `%(gm_user)s` and `%(gm_permission)s` of `_guardian_listed_sql` and `_grants_past_template`."""
+        return {"gm_user": viewer.pk, "gm_permission": self.permission_id}
+
+
+def guardian_grants() -> Grants | None:
+    """The host's guardian grants as the wall's statements use them; None on a host without them."""
+    permissions = get_adapter().guardian_permissions()
+    if permissions is None:
+        return None
+    return Grants(
+        permissions, case_model()._meta.db_table, case_firm_column(), _groups_table(permissions),
+        _permission_id(permissions.codename),
+    )  # fmt: skip
+
+
 def is_firm_admin(viewer: Viewer) -> bool:
     """The host's answer (adapter) whether this viewer, who has a firm, administers it."""
     return bool(get_adapter().viewer_is_firm_admin(viewer))
@@ -166,15 +195,15 @@ def sees_whole_firm(viewer: Viewer) -> bool:
 
 
 def visible_case_ids_sql(
-    viewer: Viewer, *, firm_id: int | None = None, whole_firm: bool | None = None
+    viewer: Viewer, *, firm_id: int | None = None, whole_firm: bool | None = None, grants: Grants | None = None
 ) -> tuple[str, tuple[Any, ...]] | None:
     """The ids of the cases `viewer` may open, as SQL and parameters to embed in a statement
     (one column); None when the viewer may open nothing. The only definition of the wall:
     `visible_cases` is built on it. For anyone but a firm admin it starts from the viewer's
     grants (or the host's member ids), so its cost follows what they may open.
 
-    `firm_id` and `whole_firm`, when the caller has asked them already (`scope.scope_of`),
-    are not asked again."""
+    `firm_id`, `whole_firm` and `grants` (`guardian_grants()`), when the caller has asked them
+    already (`scope.scope_of`), are not asked again."""
     firm_id = viewer_firm_id(viewer) if firm_id is None else firm_id
     if firm_id is None:
         return None
@@ -185,11 +214,11 @@ def visible_case_ids_sql(
     if whole_firm:
         statement = sql(f"SELECT c.id FROM {q(meta.db_table)} c WHERE c.{q(case_firm_column())} = %(firm)s", firm=firm_id)
         return statement.sql, statement.params
-    permissions = adapter.guardian_permissions()
-    if permissions is not None:
+    grants = grants or guardian_grants()
+    if grants is not None:
         statement = sql(
-            _guardian_sql(permissions, meta.db_table, case_firm_column(), _groups_table(permissions)),
-            user=viewer.pk, permission=_permission_id(permissions.codename), firm=firm_id,
+            _guardian_sql(grants.permissions, grants.case_table, grants.firm_column, grants.groups_table),
+            user=viewer.pk, permission=grants.permission_id, firm=firm_id,
         )  # fmt: skip
         return statement.sql, statement.params
     try:
@@ -233,35 +262,27 @@ def _grants_past_template(permissions: GuardianPermissions, case_table: str, fir
     return _GRANTS_PAST.format(sources=sources, granted=granted)
 
 
-def visible_listed_sql(viewer: Viewer, *, whole_firm: bool) -> dict[str, Any]:
+def visible_listed_sql(viewer: Viewer, grants: Grants | None) -> dict[str, Any]:
     """The names of `{visible_listed}`: the cases of `visible_case_ids_sql` in the form a read that lists
     them all at once runs fastest (`_guardian_listed_sql`), with its values; {} where that form is
-    `{visible}` itself (a firm admin, a host without guardian's grants): the caller then gives `{visible}`."""
-    permissions = None if whole_firm else get_adapter().guardian_permissions()
-    if permissions is None:
+    `{visible}` itself (`grants` None: a firm admin, a host without guardian's grants): the caller then
+    gives `{visible}`."""
+    if grants is None:
         return {}
-    return {
-        "visible_listed": _guardian_listed_sql(
-            permissions, case_model()._meta.db_table, case_firm_column(), _groups_table(permissions)
-        ),
-        "gm_user": viewer.pk, "gm_permission": _permission_id(permissions.codename),
-    }  # fmt: skip
+    template = _guardian_listed_sql(grants.permissions, grants.case_table, grants.firm_column, grants.groups_table)
+    return {"visible_listed": template, **grants.values(viewer)}
 
 
-def grants_past_sql(viewer: Viewer, *, whole_firm: bool) -> dict[str, Any]:
+def grants_past_sql(viewer: Viewer, grants: Grants | None) -> dict[str, Any]:
     """The names of a condition that holds only if `viewer` may open more than `{than}` cases of their firm
     (a part the read supplies: the statement of a number): `grants_past`, its template, and its values;
-    "false" where no single source of grants tells (a firm admin, a host without guardian's grants). Sound,
-    not complete: when it does not hold, the read counts their cases itself (`visible_case_ids_sql`)."""
-    permissions = None if whole_firm else get_adapter().guardian_permissions()
-    if permissions is None:
+    "false" where no single source of grants tells (`grants` None: a firm admin, a host without guardian's
+    grants). Sound, not complete: when it does not hold, the read counts their cases itself
+    (`visible_case_ids_sql`)."""
+    if grants is None:
         return {"grants_past": "false"}
-    return {
-        "grants_past": _grants_past_template(
-            permissions, case_model()._meta.db_table, case_firm_column(), _groups_table(permissions)
-        ),
-        "gm_user": viewer.pk, "gm_permission": _permission_id(permissions.codename),
-    }  # fmt: skip
+    template = _grants_past_template(grants.permissions, grants.case_table, grants.firm_column, grants.groups_table)
+    return {"grants_past": template, **grants.values(viewer)}
 
 
 class _AnyOf(Func):

@@ -45,6 +45,7 @@ class Scope:
     whole_firm: bool  # a firm admin: no case of the firm is hidden from them
     visible: Stmt | None  # the ids of the cases they may open, one column; None: no case at all
     sighted: bool  # a lawyer on a host whose grants the sight keeps: their reads may answer from it
+    grants: access.Grants | None = None  # their guardian grants' tables, asked once (None: a firm admin, no guardian)
 
     @property
     def empty(self) -> bool:
@@ -54,7 +55,7 @@ class Scope:
         """`{grants_past}` and its values, for a read that asks it (access.grants_past_sql): a condition that
         holds only if they may open more cases than the read's own part `{than}` says, settled from one
         source of their grants without listing them all. Only the reads with a cap ask it."""
-        return access.grants_past_sql(self.viewer, whole_firm=self.whole_firm)
+        return access.grants_past_sql(self.viewer, self.grants)
 
     def holders(self) -> Stmt:
         """The viewer's keys in the sight: themselves and their groups (no parameters)."""
@@ -67,13 +68,15 @@ def scope_of(viewer: Viewer) -> Scope:
     if firm_id is None:
         return Scope(viewer=viewer, firm_id=None, whole_firm=False, visible=None, sighted=False)
     whole_firm = access.is_firm_admin(viewer)
-    visible = access.visible_case_ids_sql(viewer, firm_id=firm_id, whole_firm=whole_firm)
+    grants = None if whole_firm else access.guardian_grants()
+    visible = access.visible_case_ids_sql(viewer, firm_id=firm_id, whole_firm=whole_firm, grants=grants)
     return Scope(
         viewer=viewer,
         firm_id=firm_id,
         whole_firm=whole_firm,
         visible=None if visible is None else Stmt(*visible),
         sighted=not whole_firm and sight.enabled(),
+        grants=grants,
     )
 
 
@@ -137,7 +140,7 @@ def declared() -> tuple[Read, ...]:
 def _given(scope: Scope, names: dict[str, Any]) -> dict[str, Any]:
     """The names every template may use, from the scope, and the read's own. `{visible_listed}` is a
     template, built only by a statement that names it (`VISIBLE_ONCE`)."""
-    listed = access.visible_listed_sql(scope.viewer, whole_firm=scope.whole_firm) or {"visible_listed": scope.visible}
+    listed = access.visible_listed_sql(scope.viewer, scope.grants) or {"visible_listed": scope.visible}
     return {"firm": scope.firm_id, "visible": scope.visible, "whole_firm": scope.whole_firm, **listed, **names}
 
 
