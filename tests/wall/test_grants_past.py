@@ -15,9 +15,8 @@ from django.contrib.auth.models import Group
 from accounts.models import User
 from graph_memory.plumbing.stmt import sql
 from graph_memory.wall import access, scope
-from practice.models import CaseGroupObjectPermission, CaseUserObjectPermission
-from practice.permissions import view_case_permission
 from tests.factories import CaseFactory, ClientFactory, FirmFactory, UserFactory
+from tests.wall.grant_worlds import grant, some, two_firms
 
 pytestmark = pytest.mark.django_db
 
@@ -33,22 +32,15 @@ def _past(viewer, than: int) -> bool:
 @pytest.mark.parametrize("seed", range(6))
 def test_it_holds_exactly_when_one_source_names_more_of_the_firms_cases(seed: int) -> None:
     rng = random.Random(seed)
-    firm, other = FirmFactory(), FirmFactory()
-    mine = [CaseFactory(firm=firm, client=ClientFactory(firm=firm)) for _ in range(24)]
-    theirs = [CaseFactory(firm=other, client=ClientFactory(firm=other)) for _ in range(8)]
+    firm, mine, theirs = two_firms(24, 8)
     lawyer = UserFactory(firm=firm)
-    permission = view_case_permission()
-    own = rng.sample(mine, rng.randint(0, 12)) + rng.sample(theirs, rng.randint(0, 8))
-    CaseUserObjectPermission.objects.bulk_create(
-        CaseUserObjectPermission(content_object=c, user=lawyer, permission=permission) for c in own
-    )
+    own = some(rng, mine, 12, theirs, 8)
+    grant(lawyer, own)
     sources = [[c for c in own if c.firm_id == firm.pk]]
     for g in range(3):
         group = Group.objects.create(name=f"grants-past-{seed}-{g}")
-        granted = rng.sample(mine, rng.randint(0, 16)) + rng.sample(theirs, rng.randint(0, 8))
-        CaseGroupObjectPermission.objects.bulk_create(
-            CaseGroupObjectPermission(content_object=c, group=group, permission=permission) for c in granted
-        )
+        granted = some(rng, mine, 16, theirs, 8)
+        grant(group, granted)
         if g < 2:  # a member of two of the three groups; the third's grants are not theirs
             lawyer.groups.add(group)
             sources.append([c for c in granted if c.firm_id == firm.pk])

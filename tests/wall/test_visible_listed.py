@@ -14,9 +14,8 @@ from django.contrib.auth.models import Group
 from accounts.models import User
 from graph_memory.plumbing.stmt import sql
 from graph_memory.wall import scope
-from practice.models import CaseGroupObjectPermission, CaseUserObjectPermission
-from practice.permissions import view_case_permission
 from tests.factories import CaseFactory, ClientFactory, FirmFactory, UserFactory
+from tests.wall.grant_worlds import grant, some, two_firms
 
 pytestmark = pytest.mark.django_db
 
@@ -29,23 +28,14 @@ def _ids(viewer: User, part: str) -> list[int]:
 @pytest.mark.parametrize("seed", range(6))
 def test_it_names_the_cases_visible_names_each_once(seed: int) -> None:
     rng = random.Random(seed)
-    firm, other = FirmFactory(), FirmFactory()
-    mine = [CaseFactory(firm=firm, client=ClientFactory(firm=firm)) for _ in range(20)]
-    theirs = [CaseFactory(firm=other, client=ClientFactory(firm=other)) for _ in range(6)]
+    firm, mine, theirs = two_firms(20, 6)
     lawyer, teammate = UserFactory(firm=firm), UserFactory(firm=firm)
-    permission = view_case_permission()
     for user in (lawyer, teammate):
-        own = rng.sample(mine, rng.randint(0, 10)) + rng.sample(theirs, rng.randint(0, 6))
-        CaseUserObjectPermission.objects.bulk_create(
-            CaseUserObjectPermission(content_object=c, user=user, permission=permission) for c in own
-        )
+        grant(user, some(rng, mine, 10, theirs, 6))
     for g in range(3):
         group = Group.objects.create(name=f"listed-{seed}-{g}")
         # Overlapping the lawyer's own grants and each other's, with another firm's cases among them.
-        granted = rng.sample(mine, rng.randint(0, 14)) + rng.sample(theirs, rng.randint(0, 6))
-        CaseGroupObjectPermission.objects.bulk_create(
-            CaseGroupObjectPermission(content_object=c, group=group, permission=permission) for c in granted
-        )
+        grant(group, some(rng, mine, 14, theirs, 6))
         if g < 2:
             lawyer.groups.add(group)
         if g == 2 or rng.random() < 0.5:
