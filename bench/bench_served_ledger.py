@@ -6,7 +6,8 @@ each with a stored summary; a lawyer (Lena) owns 100 of them. Five
 representative reads go through the API as Lena (Django's test client, token
 authentication): a case's brief, a walk from a case, a keyword search, a
 conflict check and a name lookup. Each is timed with the ledger (one INSERT per
-answer) and with the row switched off (all the view does for it: the cases its answer
+answer, sent before the answer is rendered and confirmed before it leaves:
+`served_ledger.send`) and with the row switched off (all the view does for it: the cases its answer
 shows, the query's fingerprint, the INSERT); then 8 threads read the
 same firm at once (a connection each), with and without the ledger, and with
 the ledger while the sealer seals the firm's rows in a loop beside them: what

@@ -12,6 +12,7 @@ import datetime as dt
 from typing import Any
 
 from django.db import transaction
+from django.template.response import SimpleTemplateResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.text import slugify
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
@@ -88,36 +89,53 @@ class MemoryWiring:
         except Exception:
             # An error no handler answers (a 500): its row, if it can be written, then Django's 500.
             with contextlib.suppress(served_ledger.LedgerUnavailable):
-                self._ledger_row(self.request, 500, None)
+                row = self._ledger_row(self.request, 500, None)
+                if row is not None:
+                    row.confirm()
             raise
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         # Here rather than in a middleware or the renderer: it sees every answer, errors
         # (401, 404, 405, 429) included, and no host setting reaches it.
         try:
-            self._ledger_row(request, response.status_code, response, **kwargs)
+            row = self._ledger_row(request, response.status_code, response, **kwargs)
         except served_ledger.LedgerUnavailable:
-            # Fail closed: no answer without its row.
-            message = "The memory could not record this answer, so it gives none. Try again later."
-            response = Response(error_body("unavailable", message), status=503)
-            request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+            row, response = None, self._unavailable(request)
         response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        if row is not None:
+            # The answer is rendered while the server writes its row, and leaves only once the row is in.
+            try:
+                if isinstance(response, SimpleTemplateResponse):
+                    response.render()
+            finally:
+                try:
+                    row.confirm()
+                except served_ledger.LedgerUnavailable:
+                    response = self._unavailable(request)
+                    response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
         response["Cache-Control"] = self.cache_control
         patch_vary_headers(response, ("Authorization", "Cookie"))
         return response
 
-    def _ledger_row(self, request: Request, http_status: int, response: Any, **kwargs: Any) -> None:
-        """The served-ledger row of this answer (served_ledger.record): one per answer to a viewer of a firm.
+    @staticmethod
+    def _unavailable(request: Request) -> Response:
+        """Fail closed: no answer without its row."""
+        message = "The memory could not record this answer, so it gives none. Try again later."
+        request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
+        return Response(error_body("unavailable", message), status=503)
+
+    def _ledger_row(self, request: Request, http_status: int, response: Any, **kwargs: Any) -> Any:
+        """The served-ledger row of this answer (served_ledger.send): one per answer to a viewer of a firm.
 
         The cases are those the answer shows (its case nodes), and for a 2xx on a case's path, that case:
         a 404 names none, so a hidden case leaves the row an absent one leaves.
         """
         if self.ledger_name is None:
-            return
+            return None
         viewer = getattr(request, "_user", None)  # set once authentication ran; never run here
         firm_id = access.viewer_firm_id(viewer)
         if firm_id is None or viewer is None:
-            return  # an anonymous or firmless caller was shown nothing and has no firm's chain
+            return None  # an anonymous or firmless caller was shown nothing and has no firm's chain
         served = 200 <= http_status < 300
         body = getattr(response, "data", None) if served else None
         case_nodes = served_ledger.case_node_ids(body, *([kwargs["case_id"]] if served and "case_id" in kwargs else []))
@@ -128,7 +146,7 @@ class MemoryWiring:
             "query": sorted(request.query_params.lists()),
             "body": data if isinstance(data, (dict, list)) else None,
         }
-        served_ledger.record(
+        return served_ledger.send(
             firm_id=firm_id,
             viewer_id=viewer.pk,
             endpoint=served_ledger.current_endpoint() or f"api:{self.ledger_name or type(self).__name__}",

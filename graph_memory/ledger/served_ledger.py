@@ -13,7 +13,13 @@ question gives the same fingerprint, so a firm can match a question it is
 shown against the ledger without the ledger holding what anyone asked.
 
 If the INSERT fails, `record` raises `LedgerUnavailable` and the caller gives
-no answer (fail closed).
+no answer (fail closed). `send` is `record` in two steps, for a caller with
+work to do before its answer leaves: the row goes to the server at once, and
+`Sent.confirm()` waits for it (the API renders its answer in between). A read's
+row (autocommit, cases known) goes as one prepared-protocol message with its
+values as text parameters, straight through psycopg's libpq connection: binding
+and quoting the same row in Python cost the request more than the server takes
+to insert it (docs/BENCHMARKS.md, "Served ledger").
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import hashlib
 import hmac
 import json
 import re
+import selectors
+import time
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -34,6 +42,8 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
+from psycopg import Error as DriverError
+from psycopg import pq
 
 from graph_memory import conf
 from graph_memory.models import Node, ServedRow
@@ -184,6 +194,110 @@ _RETURNING = "\nRETURNING (SELECT array_agg(f.id) FROM found f), (SELECT array_a
 # set from the statement itself, so the setting and the row cost one round trip (SET LOCAL needs a
 # transaction of its own: three more). Local: it ends with that transaction.
 _UNFLUSHED = " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS gm_commit"
+
+
+# A read's row as `Sent` sends it: the values are the protocol's text parameters ($1..$7), never SQL text.
+_SENT = (
+    f"INSERT INTO {ServedRow._meta.db_table} (firm_id, viewer_id, endpoint, status, at, query_fingerprint, case_ids)"
+    " SELECT $1::bigint, $2::bigint, $3, $4, $5::timestamptz, $6, $7::bigint[]"
+)
+
+
+class Sent:
+    """A row sent to the server, its answer not read yet: `confirm()` reads it.
+
+    Between `send` and `confirm` nothing else may use the connection (the server's answer is still to be
+    read), and `confirm` must be called, also when the caller's own work in between failed.
+    """
+
+    def __init__(self, pgconn: Any = None, statement: str = "") -> None:
+        self.pgconn, self.statement, self.started = pgconn, statement, time.perf_counter()
+
+    def confirm(self) -> None:
+        """Wait for the server's answer: raises LedgerUnavailable if it did not take the row. Once; a row
+        `record` wrote is confirmed already."""
+        pgconn, self.pgconn = self.pgconn, None
+        if pgconn is None:
+            return
+        error = None
+        try:
+            while pgconn.is_busy():
+                _wait(pgconn.socket, selectors.EVENT_READ)
+                pgconn.consume_input()
+            while (result := pgconn.get_result()) is not None:
+                if result.status != pq.ExecStatus.COMMAND_OK:
+                    error = (result.error_message or b"the row was not written").decode(errors="replace")
+        except DriverError as exc:
+            error = str(exc)
+            connection.errors_occurred = True  # Django checks the connection before it serves anything else
+        if connection.queries_logged:  # as Django's debug cursor logs its statements
+            connection.queries_log.append({"sql": self.statement, "time": f"{time.perf_counter() - self.started:.3f}"})
+        if error is not None:
+            raise LedgerUnavailable(error)
+
+
+def _wait(socket: int, event: int) -> None:
+    """Until the connection's socket is ready (`event`), without holding the GIL."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(socket, event)
+        selector.select()
+
+
+def _idle_libpq() -> Any:
+    """psycopg's libpq connection when a row can be sent on it now (autocommit, nothing in flight), else None."""
+    if connection.in_atomic_block:
+        return None  # a note's row commits with the note: `record`'s way, in its transaction
+    connection.ensure_connection()
+    pgconn = getattr(connection.connection, "pgconn", None)  # psycopg 3 (Django's psycopg2 backend: None)
+    idle = (
+        pgconn is not None
+        and pgconn.transaction_status == pq.TransactionStatus.IDLE
+        and pgconn.pipeline_status == pq.PipelineStatus.OFF
+    )
+    return pgconn if idle else None
+
+
+def send(
+    *,
+    firm_id: int,
+    viewer_id: int | None,
+    endpoint: str,
+    status: str,
+    query: Any,
+    case_ids: Iterable[int] = (),
+    case_node_ids: Iterable[str] = (),
+) -> Sent:
+    """`record`'s row sent without waiting for it: the caller confirms it (`Sent.confirm`) before answering.
+
+    A row whose case nodes are all known, outside a transaction, goes at once and is confirmed later;
+    any other is written here, as `record` writes it (and raises LedgerUnavailable here).
+    """
+    known, unknown = case_nodes.split(firm_id, uuid_strings(case_node_ids))
+    pgconn = None if unknown else _idle_libpq()
+    if pgconn is None:
+        record(firm_id=firm_id, viewer_id=viewer_id, endpoint=endpoint, status=status, query=query,
+               case_ids=case_ids, case_node_ids=case_node_ids)  # fmt: skip
+        return Sent()
+    given = sorted({int(c) for c in (*case_ids, *known)})
+    statement = _SENT + ("" if conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") else _UNFLUSHED)
+    values = [
+        str(int(firm_id)).encode(),
+        None if viewer_id is None else str(int(viewer_id)).encode(),
+        endpoint[:100].encode(),
+        status.encode(),
+        timezone.now().isoformat().encode(),
+        query_fingerprint(query).encode(),
+        ("{" + ",".join(map(str, given)) + "}").encode(),
+    ]
+    sent = Sent(pgconn, statement)
+    try:
+        pgconn.send_query_params(statement.encode(), values)
+        while pgconn.flush():  # what did not fit the socket's buffer: wait until it takes more
+            _wait(pgconn.socket, selectors.EVENT_WRITE)
+    except DriverError as exc:
+        connection.errors_occurred = True
+        raise LedgerUnavailable(str(exc)) from exc
+    return sent
 
 
 def record(

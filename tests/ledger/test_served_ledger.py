@@ -18,6 +18,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client as HttpClient
+from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, reverse
 from django.utils import timezone
 
@@ -428,16 +429,24 @@ def test_every_tool_over_the_mcp_client_writes_one_row(
     world = build_world(demo_firm, demo_users, settings)
     plan = calls(world)["alice"]
 
+    def closing(read: Any) -> Any:
+        """`read` in a worker thread, whose connection is closed after (else it outlives the test database)."""
+        try:
+            return read()
+        finally:
+            connection.close()
+
     async def drive(url: str) -> list[tuple[str, int]]:
         seen = []
         async with connect(url, f"Token {world.tokens['alice']}") as client:
             for name, args in plan:
-                before = await anyio.to_thread.run_sync(last_id)
+                before = await anyio.to_thread.run_sync(closing, last_id)
                 await client.call_tool(name, args)
                 new = await anyio.to_thread.run_sync(
+                    closing,
                     lambda before=before: list(
                         ServedRow.objects.filter(id__gt=before).values_list("endpoint", "status")
-                    )
+                    ),
                 )
                 assert len(new) == 1, (name, new)
                 seen.append(new[0])
@@ -448,6 +457,67 @@ def test_every_tool_over_the_mcp_client_writes_one_row(
     assert [endpoint for endpoint, _ in seen] == [f"mcp:{name}" for name, _ in plan]
     assert {status for _, status in seen} == {"ok", "invalid"}
     assert all(json.dumps(r.case_ids) for r in ServedRow.objects.all())
+
+
+def _sent(captured: CaptureQueriesContext) -> int:
+    """How many rows went as `served_ledger.send` sends them (values as the protocol's parameters)."""
+    return sum(q["sql"].startswith(served_ledger._SENT) for q in captured.captured_queries)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reads_row_is_sent_before_its_answer_and_in_before_the_answer_leaves(
+    demo_firm: Firm, demo_users: dict[str, User], settings: Any
+) -> None:
+    """Outside a transaction (as in production; these tests' usual one takes `record`'s way), a read whose
+    cases the process knows sends its row, renders its answer meanwhile, and answers once the server has
+    the row. Every GET route, asked twice (the first makes its cases known): one row each time, the same
+    row both times, the second sent; and the connection serves the next statement."""
+    world = build_world(demo_firm, demo_users, settings)
+    visible = str(node("case", C014).pk)
+    asked = 0
+    for route, pattern in ROUTES:
+        if "get" not in _methods(pattern):
+            continue
+        seen = []
+        for _ in range(2):
+            before = last_id()
+            with CaptureQueriesContext(connection) as captured:
+                response = _ask(world.client("alice"), "get", _path(route, visible), {"q": "Northwind", "name": "Northwind"})
+            row = one_new_row(before)
+            assert row.status == served_ledger.status_for(response.status_code), route
+            seen.append((row.endpoint, row.status, row.case_ids, row.query_fingerprint, row.viewer_id))
+        assert seen[0] == seen[1], route
+        assert _sent(captured) == 1, route
+        asked += 1
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            assert cursor.fetchone() == (1,)
+    assert asked >= 10  # the API's reads, not a handful
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sent_row_the_database_refuses_gives_no_answer(
+    demo_firm: Firm, demo_users: dict[str, User], settings: Any
+) -> None:
+    """Fail closed on the sending way too: the answer was rendered while the row was on its way, and the
+    server's refusal replaces it by the 503; the connection is usable after."""
+    world = build_world(demo_firm, demo_users, settings)
+    c014 = str(node("case", C014).pk)
+    assert world.get("alice", f"{PREFIX}nodes/{c014}/brief/").status_code == 200  # its case node known from now
+    with connection.cursor() as cursor:
+        cursor.execute(_FAIL)
+    try:
+        with CaptureQueriesContext(connection) as captured:
+            refused = world.get("alice", f"{PREFIX}nodes/{c014}/brief/")
+        assert _sent(captured) == 1
+        assert refused.status_code == 503 and refused.json()["error"]["code"] == "unavailable"
+        assert "Northwind" not in refused.content.decode() and c014 not in refused.content.decode()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(_UNFAIL)
+    before = last_id()
+    assert world.get("alice", f"{PREFIX}nodes/{c014}/brief/").status_code == 200
+    assert one_new_row(before).case_ids == [case_pk(C014)]
 
 
 _WATCH = f"""
