@@ -159,7 +159,8 @@ _CHECKS = [
 
 
 def _any_rule(text: str) -> bool:
-    folded = text.translate(ASCII_TWINS).lower()
+    # The twins are none of them ASCII: an ASCII text (most) has none to map and skips the translate.
+    folded = text.lower() if text.isascii() else text.translate(ASCII_TWINS).lower()
     # A rule is tried once each of its needs has a string in the text; the first need without one rules it
     # out, so most rules cost a few substring tests (plain loops: no set or generator built per rule).
     for rule, needs in _CHECKS:
