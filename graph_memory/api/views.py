@@ -124,7 +124,9 @@ class MemoryWiring:
         request.accepted_renderer, request.accepted_media_type = JSONRenderer(), JSONRenderer.media_type
         return Response(error_body("unavailable", message), status=503)
 
-    def _ledger_row(self, request: Request, http_status: int, response: Any, **kwargs: Any) -> Any:
+    def _ledger_row(
+        self, request: Request, http_status: int, response: Any, **kwargs: Any
+    ) -> served_ledger.Sent | None:
         """The served-ledger row of this answer (served_ledger.send): one per answer to a viewer of a firm.
 
         The cases are those the answer shows (its case nodes), and for a 2xx on a case's path, that case:

@@ -16,7 +16,7 @@ If the INSERT fails, `record` raises `LedgerUnavailable` and the caller gives
 no answer (fail closed). `send` is `record` in two steps, for a caller with
 work to do before its answer leaves: the row goes to the server at once, and
 `Sent.confirm()` waits for it (the API renders its answer in between). A read's
-row (autocommit, cases known) goes as one prepared-protocol message with its
+row (autocommit, cases known) goes as one extended-protocol query with its
 values as text parameters, straight through psycopg's libpq connection: binding
 and quoting the same row in Python cost the request more than the server takes
 to insert it (docs/BENCHMARKS.md, "Served ledger").
