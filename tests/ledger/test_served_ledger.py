@@ -471,28 +471,34 @@ def test_a_reads_row_is_sent_before_its_answer_and_in_before_the_answer_leaves(
     """Outside a transaction (as in production; these tests' usual one takes `record`'s way), a read whose
     cases the process knows sends its row, renders its answer meanwhile, and answers once the server has
     the row. Every GET route, asked twice (the first makes its cases known): one row each time, the same
-    row both times, the second sent; and the connection serves the next statement."""
+    row both times, the second sent; and the connection serves the next statement. A visible case, an
+    unknown id and a malformed one, so answers and errors alike."""
     world = build_world(demo_firm, demo_users, settings)
     visible = str(node("case", C014).pk)
-    asked = 0
+    asked, statuses = 0, set()
     for route, pattern in ROUTES:
         if "get" not in _methods(pattern):
             continue
-        seen = []
-        for _ in range(2):
-            before = last_id()
-            with CaptureQueriesContext(connection) as captured:
-                response = _ask(world.client("alice"), "get", _path(route, visible), {"q": "Northwind", "name": "Northwind"})
-            row = one_new_row(before)
-            assert row.status == served_ledger.status_for(response.status_code), route
-            seen.append((row.endpoint, row.status, row.case_ids, row.query_fingerprint, row.viewer_id))
-        assert seen[0] == seen[1], route
-        assert _sent(captured) == 1, route
+        for value in (visible, str(uuid.uuid4()), "not-an-id"):
+            seen = []
+            for _ in range(2):
+                before = last_id()
+                with CaptureQueriesContext(connection) as captured:
+                    response = _ask(
+                        world.client("alice"), "get", _path(route, value), {"q": "Northwind", "name": "Northwind"}
+                    )
+                row = one_new_row(before)
+                assert row.status == served_ledger.status_for(response.status_code), route
+                seen.append((row.endpoint, row.status, row.case_ids, row.query_fingerprint, row.viewer_id))
+            assert seen[0] == seen[1], route
+            assert _sent(captured) == 1, route
+            statuses.add(row.status)
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+                assert cursor.fetchone() == (1,)
         asked += 1
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            assert cursor.fetchone() == (1,)
     assert asked >= 10  # the API's reads, not a handful
+    assert {"ok", "not_found"} <= statuses
 
 
 @pytest.mark.django_db(transaction=True)
