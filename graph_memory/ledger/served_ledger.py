@@ -273,12 +273,12 @@ def send(
     any other is written here, as `record` writes it (and raises LedgerUnavailable here).
     """
     known, unknown = case_nodes.split(firm_id, uuid_strings(case_node_ids))
+    given = sorted({int(c) for c in (*case_ids, *known)})
     pgconn = None if unknown else _idle_libpq()
     if pgconn is None:
-        record(firm_id=firm_id, viewer_id=viewer_id, endpoint=endpoint, status=status, query=query,
-               case_ids=case_ids, case_node_ids=case_node_ids)  # fmt: skip
+        _insert(firm_id=firm_id, viewer_id=viewer_id, endpoint=endpoint, status=status, query=query,
+                given=given, unknown=unknown)  # fmt: skip
         return Sent()
-    given = sorted({int(c) for c in (*case_ids, *known)})
     statement = _SENT + ("" if conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") else _UNFLUSHED)
     values = [
         str(int(firm_id)).encode(),
@@ -320,10 +320,19 @@ def record(
     transaction that transaction is then marked for rollback, so nothing the
     request wrote outlives its missing row.
     """
-    # Inside a transaction (a note's) the row commits with it, as the transaction's own setting says.
-    unflushed = not conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") and not connection.in_atomic_block
     known, unknown = case_nodes.split(firm_id, uuid_strings(case_node_ids))
     given = sorted({int(c) for c in (*case_ids, *known)})
+    _insert(firm_id=firm_id, viewer_id=viewer_id, endpoint=endpoint, status=status, query=query,
+            given=given, unknown=unknown)  # fmt: skip
+
+
+def _insert(
+    *, firm_id: int, viewer_id: int | None, endpoint: str, status: str, query: Any, given: list[int], unknown: list[str]
+) -> None:
+    """`record`'s INSERT, through a Django cursor: the row's case ids `given`, and the case nodes not known yet
+    (`unknown`) looked up in the map and learnt from its RETURNING."""
+    # Inside a transaction (a note's) the row commits with it, as the transaction's own setting says.
+    unflushed = not conf.get("SERVED_LEDGER_SYNCHRONOUS_COMMIT") and not connection.in_atomic_block
     insert = sql(
         _INSERT, firm=firm_id, viewer=viewer_id, endpoint=endpoint[:100], status=status, at=timezone.now(),
         fingerprint=query_fingerprint(query), case_ids=given, case_kind=_CASE,
