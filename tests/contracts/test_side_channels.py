@@ -93,9 +93,11 @@ def firm_world(request: pytest.FixtureRequest, settings: Any) -> dict[str, Any]:
     if request.param == "cases":
         settings.GRAPH_MEMORY = {**settings.GRAPH_MEMORY, "LAWYER_SIGHT": False}
     firm = FirmFactory(slug="side-channels")
-    lawyer = UserFactory(firm=firm, username="few-cases")
-    colleague = UserFactory(firm=firm, username="colleague")
-    admin = UserFactory(firm=firm, username="side-admin", role=User.Role.ADMIN)
+    # Named here, not by Faker: a generated name holding "hub" ("Jason Hubbard") is a visible lawyer node
+    # the lookup for "hub" rightly finds.
+    lawyer = UserFactory(firm=firm, username="few-cases", name="Lena Ortiz")
+    colleague = UserFactory(firm=firm, username="colleague", name="Marco Velde")
+    admin = UserFactory(firm=firm, username="side-admin", name="Dana Price", role=User.Role.ADMIN)
     for i in range(3):
         case = CaseFactory(firm=firm, owner=lawyer, title=f"Visible matter {i}", client=ClientFactory(firm=firm, name=f"Visible Client {i} Ltd"))
         CaseCounterparty.objects.create(firm=firm, case=case, counterparty=CounterpartyFactory(firm=firm, name=f"Visible Opponent {i} LLC"))
