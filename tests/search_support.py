@@ -220,8 +220,9 @@ class FixedEmbedder:
     name, logs_calls = "synthetic", False
 
     def __init__(self, vector: Sequence[float], *, model: str = MODEL) -> None:
-        # Python floats, as every embedder of the app returns them (a real embedder's `tolist()` or JSON).
-        self.vector, self.model = [float(v) for v in vector], model
+        # Python floats, as every embedder of the app returns them (a real embedder's `tolist()` or JSON):
+        # numpy's own `tolist()`, where a loop over a float32 array's elements took 0.07 ms of each timed search.
+        self.vector, self.model = np.asarray(vector, dtype=np.float64).tolist(), model
 
     def embed(self, texts: Sequence[str]) -> Embedded:
         return Embedded(vectors=[list(self.vector) for _ in texts])

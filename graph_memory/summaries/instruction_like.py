@@ -151,28 +151,169 @@ def _telling(need: frozenset[str]) -> tuple[int, int]:
     return min(map(len, need)), -len(need)
 
 
-# Each rule behind its needs, the most telling first (a need of one or two characters rules out little).
+def required_words(pattern: str) -> tuple[frozenset[str], ...]:
+    """What every text `pattern` (IGNORECASE) matches holds as whole words: for each set, one of its strings is
+    a maximal run of word characters (`\\w+`) of the text, lower-case.
+
+    Read off the parse as `required` is, keeping a literal word only where the pattern bounds it on both
+    sides: by `\\b`, `^`, a character that is no word character, or a class (`\\s`, `[,:]`) of none.
+    """
+    return tuple(_words(sre_parse.parse(pattern, re.I), before=False, after=False)[0])
+
+
+_WORD_CHARACTER = re.compile(r"\w")
+_WORD_RUNS = re.compile(r"\w+")
+_NOT_WORD_CATEGORIES = {sre_constants.CATEGORY_SPACE, sre_constants.CATEGORY_NOT_WORD}
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
+
+
+def _no_word_character(op: Any, av: Any) -> bool:
+    # Whether this one-character item can match only characters that are no word character.
+    if op is sre_constants.LITERAL:
+        return not _WORD_CHARACTER.match(chr(av))
+    if op is sre_constants.CATEGORY:
+        return av in _NOT_WORD_CATEGORIES
+    if op is sre_constants.IN:
+        return all(_no_word_character(o, a) for o, a in av) if av else False
+    if op is sre_constants.RANGE:
+        return not any(_WORD_CHARACTER.match(chr(c)) for c in range(av[0], av[1] + 1))
+    return False  # NEGATE, ANY and the rest
+
+
+def _starts_bounded(items: Any, after: bool) -> bool:
+    """Whether what follows a word character here is no word character or the text's end (`after`: past `items`)."""
+    if not len(items):
+        return after
+    (op, av), rest = items[0], items[1:]
+    if op is sre_constants.AT:
+        if av in (sre_constants.AT_BOUNDARY, sre_constants.AT_END, sre_constants.AT_END_STRING):
+            return True
+        return False
+    if op in (sre_constants.LITERAL, sre_constants.IN, sre_constants.CATEGORY):
+        return _no_word_character(op, av)
+    if op is sre_constants.SUBPATTERN and not av[1] and not av[2]:
+        return _starts_bounded(av[3], _starts_bounded(rest, after))
+    if op is sre_constants.BRANCH:
+        follow = _starts_bounded(rest, after)
+        return all(_starts_bounded(branch, follow) for branch in av[1])
+    if op in _REPEATS:
+        follow = _starts_bounded(rest, after)
+        return _starts_bounded(av[2], follow) and (av[0] >= 1 or follow)
+    return False
+
+
+def _words(items: Any, *, before: bool, after: bool) -> tuple[list[frozenset[str]], bool]:
+    # (the needs, whether a word character matched next would start a word); `before`: the same where `items`
+    # start, `after`: whether what follows them is the text's end or no word character.
+    needs: list[frozenset[str]] = []
+    bounded, run, run_bounded = before, "", before
+
+    def flush(rest: Any) -> None:
+        for found in _WORD_RUNS.finditer(run):
+            left = found.start() > 0 or run_bounded
+            right = found.end() < len(run) or _starts_bounded(rest, after)
+            if left and right:
+                needs.append(frozenset([found.group()]))
+
+    for i, (op, av) in enumerate(items):
+        if op is sre_constants.LITERAL and av < 128:
+            if not run:
+                run_bounded = bounded
+            run += chr(av).lower()
+            bounded = not _WORD_CHARACTER.match(chr(av))
+            continue
+        stem = ""
+        glued = op is sre_constants.BRANCH and not all(_starts_bounded(b, True) for b in av[1])
+        if glued and run and (tail := re.search(r"\w+\Z", run)):
+            # The parser takes the alternatives' common start out before them ("this|these" is "th" and
+            # "is|ese"): where it is glued to them, it is put back in front of each, so that their words are
+            # read whole.
+            stem, stem_bounded = tail.group(), tail.start() > 0 or run_bounded
+            run = run[: tail.start()]
+        if run:
+            flush(items[i:])
+            run = ""
+        rest = items[i + 1 :]
+        if op is sre_constants.AT:
+            bounded = av in (sre_constants.AT_BOUNDARY, sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING)
+        elif op in (sre_constants.LITERAL, sre_constants.IN, sre_constants.CATEGORY):
+            bounded = _no_word_character(op, av)
+        elif op is sre_constants.SUBPATTERN and not av[1] and not av[2]:
+            inner, bounded = _words(av[3], before=bounded, after=_starts_bounded(rest, after))
+            needs.extend(inner)
+        elif op is sre_constants.BRANCH:
+            follow = _starts_bounded(rest, after)
+            stemmed = [[(sre_constants.LITERAL, ord(c)) for c in stem] + list(branch) for branch in av[1]]
+            found = [_words(branch, before=stem_bounded if stem else bounded, after=follow) for branch in stemmed]
+            best = [_best(tuple(inner)) for inner, _ in found]
+            if all(best):
+                needs.append(frozenset().union(*best))  # type: ignore[arg-type]
+            bounded = all(end for _, end in found)
+        elif op in _REPEATS:
+            least, most, sub = av
+            # Its first time follows what came before; it is followed by its next time, if it may repeat, or
+            # by what comes after it. Its last time follows its previous one (unknown: read as a word's end).
+            follow = _starts_bounded(rest, after)
+            inner, _ = _words(sub, before=bounded, after=follow and (most == 1 or _starts_bounded(sub, follow)))
+            if least >= 1:
+                needs.extend(inner)
+            end = _words(sub, before=bounded if most == 1 else False, after=False)[1]
+            bounded = end if least >= 1 else bounded and end
+        else:
+            bounded = False
+    if run:
+        flush(())
+    return needs, bounded
+
+
+# An ASCII text's words, as bytes: every character that is no word character made a space (bytes translate and
+# split at C speed, where a regular expression's matches are built one by one).
+_ASCII_NOT_WORD = bytes(c for c in range(128) if not _WORD_CHARACTER.match(chr(c)))
+_ASCII_SPACED = bytes.maketrans(_ASCII_NOT_WORD, b" " * len(_ASCII_NOT_WORD))
+
+
+def _cheapest_first(need: frozenset[str]) -> tuple[int, int, int]:
+    # The need with the fewest strings is the fewest scans of the text; then the most telling.
+    shortest, fewest = _telling(need)
+    return len(need), -shortest, -fewest
+
+
+# Each rule behind its needs: first its whole words, the most telling first, which the set of the text's words
+# answers at once (a need of one or two letters rules out little), then its strings, the cheapest first.
 _CHECKS = [
-    (rule, sorted(required(pattern), key=_telling, reverse=True))
+    (
+        rule,
+        [frozenset(word.encode() for word in need) for need in sorted(required_words(pattern), key=_telling, reverse=True)],
+        sorted(required(pattern), key=_cheapest_first),
+    )
     for pattern, rule in zip(_PATTERNS, _RULES, strict=True)
 ]
 
 
 def _any_rule(text: str) -> bool:
     # The twins are none of them ASCII: an ASCII text (most) has none to map and skips the translate.
-    folded = text.lower() if text.isascii() else text.translate(ASCII_TWINS).lower()
-    # A rule is tried once each of its needs has a string in the text; the first need without one rules it
-    # out, so most rules cost a few substring tests (plain loops: no set or generator built per rule).
-    for rule, needs in _CHECKS:
-        for need in needs:
-            for word in need:
-                if word in folded:
-                    break
-            else:
+    if text.isascii():
+        folded = text.lower()
+        words = set(folded.encode().translate(_ASCII_SPACED).split())
+    else:
+        folded = text.translate(ASCII_TWINS).lower()
+        words = {word.encode() for word in _WORD_RUNS.findall(folded)}
+    # A rule is tried once each of its needs is met: its whole words looked up in the text's words at once,
+    # then its strings, the first need without one ruling it out (plain loops: no set or generator per rule).
+    for rule, word_needs, needs in _CHECKS:
+        for whole in word_needs:
+            if words.isdisjoint(whole):
                 break
         else:
-            if rule.search(text):
-                return True
+            for need in needs:
+                for string in need:
+                    if string in folded:
+                        break
+                else:
+                    break
+            else:
+                if rule.search(text):
+                    return True
     return False
 
 

@@ -60,6 +60,7 @@ def test_small_run_reports_every_read_of_every_class_and_the_goal(tmp_path: Path
         assert 3 <= change["repeats"] <= wanted
         if change["change"].startswith("group membership"):
             assert change["repeats"] == min(CHANGE_REPEATS, figures["run"]["scale_params"]["associates"])
+        assert change["paired"] > 0
         for where in ("alone", "beside"):
             assert len(change[where]["ms_all"]) == change["repeats"]
             assert set(change[where]["first_reads"]) == set(CLASSES)

@@ -108,6 +108,48 @@ def test_required_reads_what_every_match_holds(pattern: str, needs: list[set[str
     assert [set(n) for n in instruction_like.required(pattern)] == needs
 
 
+@pytest.mark.parametrize(
+    ("pattern", "words"),
+    [
+        (r"\bignore (?:all|your) rules\b", [{"ignore"}, {"all", "your"}, {"rules"}]),
+        (r"ignore rules", []),  # unbounded at both ends: "ignore" may end "unignore", "rules" begin "rulesets"
+        (r"\bignore rules", [{"ignore"}]),
+        (r"\b(?:this|these)\b", [{"this", "these"}]),  # the parser's common start ("th") put back in front
+        (r"\byou(?: are|'re)\s+", [{"you"}, {"are", "re"}]),  # a common start that is a word of its own stays one
+        (r"\bsummari[sz]ing\b", []),  # a word glued to a class is no whole word
+        (r"\b(?:ai|gpt-?\d)\b", []),  # an alternative with no whole word requires none of the branch
+        (r"<\|\s*(?:im_start|system)\s*\|>", [{"im_start", "system"}]),  # bounded by classes of no word character
+        (r"\bsend\s+(?:\w+\s+){0,2}cases\b", [{"send"}, {"cases"}]),  # after a repeat that ends with a space
+        (r"\bab+\b", []),  # "a" is followed by a repeat of letters
+        (r"^system:", [{"system"}]),
+    ],
+)
+def test_required_words_reads_the_whole_words_every_match_holds(pattern: str, words: list[set[str]]) -> None:
+    assert [set(n) for n in instruction_like.required_words(pattern)] == words
+
+
+def test_lower_case_keeps_every_characters_word_likeness() -> None:
+    """The text's words are read off its folded form: over all of Unicode, folding (the twins, then lower()) maps
+    each character to one character that is a word character exactly when the original is, so the folded text
+    has the same words, at the same places, as the text the rules match."""
+    word = re.compile(r"\w")
+    changed = [
+        hex(c) for c in range(sys.maxunicode + 1)
+        if len(folded := chr(c).translate(instruction_like.ASCII_TWINS).lower()) != 1
+        or bool(word.match(folded)) != bool(word.match(chr(c)))
+    ]  # fmt: skip
+    assert changed == []
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_an_ascii_texts_words_are_its_word_character_runs(text: str) -> None:
+    folded = text.lower()
+    assert set(folded.encode().translate(instruction_like._ASCII_SPACED).split()) == {
+        w.encode() for w in re.findall(r"\w+", folded)
+    }
+
+
 TWIN_TEXT = st.text(
     alphabet=st.sampled_from("IGNORE your instructions:<|im_start|> .,!\n\"'{}[]#*ai\u017f\u0131\u212a\u0130"), max_size=80
 )
@@ -120,6 +162,19 @@ def test_the_prefilter_never_skips_a_rule_that_matches(picked: list[str], noise:
     text = " ".join(picked) + noise
     text = "".join(c.upper() if rng.random() < 0.3 else c for c in text)
     text = text.replace("s", "\u017f", 1).replace("i", "\u0131", 1).replace("k", "\u212a", 1)
+    assert is_instruction_like(text) == _every_rule(text)
+
+
+ASCII_NOISE = st.text(alphabet=st.sampled_from("IGNORE your instructions:<|im_start|> .,!\n\"'{}[]#*_-ai/@="), max_size=80)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(payloads(seed=6, n=200)), min_size=1, max_size=2), ASCII_NOISE, st.randoms())
+def test_the_prefilter_never_skips_a_rule_that_matches_ascii_text(
+    picked: list[str], noise: str, rng: random.Random
+) -> None:
+    """The same on ASCII text, whose words are read the fast way; words cut or glued by the noise included."""
+    text = "".join(c.upper() if rng.random() < 0.3 else c for c in noise.join(picked) + noise)
     assert is_instruction_like(text) == _every_rule(text)
 
 
