@@ -290,6 +290,15 @@ _CHECKS = [
 ]
 
 
+# The rules a text's words can start: each rule under each word of its first (most telling) whole-word need;
+# the rules with none, tried on every text. The words a text holds pick its rules in one set operation.
+_BY_FIRST_WORD: dict[bytes, list[int]] = {}
+for _index, (_rule, _word_needs, _needs) in enumerate(_CHECKS):
+    for _word in _word_needs[0] if _word_needs else ():
+        _BY_FIRST_WORD.setdefault(_word, []).append(_index)
+_WORDLESS = frozenset(index for index, (_, word_needs, _) in enumerate(_CHECKS) if not word_needs)
+
+
 def _any_rule(text: str) -> bool:
     # The twins are none of them ASCII: an ASCII text (most) has none to map and skips the translate.
     if text.isascii():
@@ -298,10 +307,14 @@ def _any_rule(text: str) -> bool:
     else:
         folded = text.translate(ASCII_TWINS).lower()
         words = {word.encode() for word in _WORD_RUNS.findall(folded)}
-    # A rule is tried once each of its needs is met: its whole words looked up in the text's words at once,
-    # then its strings, the first need without one ruling it out (plain loops: no set or generator per rule).
-    for rule, word_needs, needs in _CHECKS:
-        for whole in word_needs:
+    candidates = set(_WORDLESS)
+    for word in words.intersection(_BY_FIRST_WORD):
+        candidates.update(_BY_FIRST_WORD[word])
+    # A rule is tried once each of its needs is met: its other whole words looked up in the text's words, then
+    # its strings, the first need without one ruling it out (plain loops: no set or generator per rule).
+    for index in candidates:
+        rule, word_needs, needs = _CHECKS[index]
+        for whole in word_needs[1:]:
             if words.isdisjoint(whole):
                 break
         else:

@@ -74,8 +74,15 @@ def vector_text(values: Sequence[float]) -> str:
     Each value rounded to the column's single precision first, as pgvector's own `Vector` does, then
     written with 9 significant digits, which read back as exactly that single-precision number: the
     vector PostgreSQL reads is the one `Vector(values).to_text()` gives, in a third less text and a
-    third of the time (a query's 384 values, on every search; repr wrote each double's 17 digits)."""
-    return "[" + ",".join(map("%.9g".__mod__, np.asarray(values, dtype=np.float32).tolist())) + "]"
+    third of the time (a query's 384 values, on every search; repr wrote each double's 17 digits). One format
+    string for the whole vector: a third less time again than formatting each value on its own."""
+    single = np.asarray(values, dtype=np.float32).tolist()
+    return _vector_format(len(single)) % tuple(single)
+
+
+@functools.lru_cache(maxsize=8)
+def _vector_format(width: int) -> str:
+    return "[" + ",".join(["%.9g"] * width) + "]"
 
 
 def _checked(vectors: Any, count: int) -> list[list[float]]:
