@@ -278,24 +278,35 @@ def _cheapest_first(need: frozenset[str]) -> tuple[int, int, int]:
     return len(need), -shortest, -fewest
 
 
-# Each rule behind its needs: first its whole words, the most telling first, which the set of the text's words
-# answers at once (a need of one or two letters rules out little), then its strings, the cheapest first.
-_CHECKS = [
-    (
-        rule,
-        [frozenset(word.encode() for word in need) for need in sorted(required_words(pattern), key=_telling, reverse=True)],
-        sorted(required(pattern), key=_cheapest_first),
-    )
-    for pattern, rule in zip(_PATTERNS, _RULES, strict=True)
-]
+def _check(pattern: str, rule: re.Pattern[str]) -> tuple[re.Pattern[str], list[frozenset[bytes]], list[frozenset[str]]]:
+    """The rule behind its needs: its whole words, the most telling first, then its strings, the cheapest first.
+
+    A string need is left out where a whole-word need already answers it: each of that need's words holds one
+    of its strings, so whichever word the text has, the string is there too."""
+    words = sorted(required_words(pattern), key=_telling, reverse=True)
+    strings = [
+        need for need in required(pattern)
+        if not any(all(any(s in word for s in need) for word in whole) for whole in words)
+    ]  # fmt: skip
+    return rule, [frozenset(word.encode() for word in need) for need in words], sorted(strings, key=_cheapest_first)
+
+
+# Each rule behind its needs; the whole words are looked up in the set of the text's words at once (a need of
+# one or two letters rules out little), the strings scanned for.
+_CHECKS = [_check(pattern, rule) for pattern, rule in zip(_PATTERNS, _RULES, strict=True)]
+
+
+def _by_first_word() -> dict[bytes, list[int]]:
+    by_word: dict[bytes, list[int]] = {}
+    for index, (_, word_needs, _) in enumerate(_CHECKS):
+        for word in word_needs[0] if word_needs else ():
+            by_word.setdefault(word, []).append(index)
+    return by_word
 
 
 # The rules a text's words can start: each rule under each word of its first (most telling) whole-word need;
 # the rules with none, tried on every text. The words a text holds pick its rules in one set operation.
-_BY_FIRST_WORD: dict[bytes, list[int]] = {}
-for _index, (_rule, _word_needs, _needs) in enumerate(_CHECKS):
-    for _word in _word_needs[0] if _word_needs else ():
-        _BY_FIRST_WORD.setdefault(_word, []).append(_index)
+_BY_FIRST_WORD = _by_first_word()
 _WORDLESS = frozenset(index for index, (_, word_needs, _) in enumerate(_CHECKS) if not word_needs)
 
 
