@@ -22,12 +22,12 @@ PARTITIONS = 16
 
 def convert(table: str, *, partitioned: bool, key: tuple[str, ...], uniques: dict[str, tuple[str, ...]]) -> str:
     """One DO block turning `table` into a table hash-partitioned by firm_id (or back into a plain one), with
-    `key` as its primary key and `uniques` as its unique constraints, keeping its rows, indexes, foreign keys
-    and triggers."""
+    `key` as its primary key and `uniques` as its unique constraints, keeping its rows, stored generated
+    columns, indexes, foreign keys and triggers (migration 0030 converts the nodes with it too)."""
     new = f"{table}_gm_new"
     if partitioned:
         create = (
-            f"EXECUTE 'CREATE TABLE {new} (LIKE {table} INCLUDING DEFAULTS INCLUDING STORAGE INCLUDING COMPRESSION "
+            f"EXECUTE 'CREATE TABLE {new} (LIKE {table} INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING STORAGE INCLUDING COMPRESSION "
             f"INCLUDING STATISTICS) PARTITION BY HASH (firm_id)';\n"
             f"    FOR i IN 0..{PARTITIONS - 1} LOOP\n"
             f"        EXECUTE format('CREATE TABLE %I PARTITION OF {new} FOR VALUES WITH (MODULUS {PARTITIONS}, "
@@ -36,7 +36,7 @@ def convert(table: str, *, partitioned: bool, key: tuple[str, ...], uniques: dic
         )
     else:
         create = (
-            f"EXECUTE 'CREATE TABLE {new} (LIKE {table} INCLUDING DEFAULTS INCLUDING STORAGE INCLUDING COMPRESSION "
+            f"EXECUTE 'CREATE TABLE {new} (LIKE {table} INCLUDING DEFAULTS INCLUDING GENERATED INCLUDING STORAGE INCLUDING COMPRESSION "
             f"INCLUDING STATISTICS)';"
         )
     constraints = [f"ADD CONSTRAINT {table}_pkey PRIMARY KEY ({', '.join(key)})"]
@@ -46,6 +46,7 @@ DO $gm$
 DECLARE
     later text[];
     statement text;
+    columns text;
 BEGIN
     -- What is made again once the rows are in: the indexes that back no constraint, then the foreign keys,
     -- then the triggers (the sight's), each from the catalogue's own definition.
@@ -59,7 +60,10 @@ BEGIN
     SELECT later || coalesce(array_agg(pg_get_triggerdef(t.oid) ORDER BY t.tgname), '{{}}')
       INTO later FROM pg_trigger t WHERE t.tgrelid = '{table}'::regclass AND NOT t.tgisinternal;
     {create}
-    EXECUTE 'INSERT INTO {new} SELECT * FROM {table}';
+    -- Stored generated columns (the node's party variants) are computed again by the copy, not inserted.
+    SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO columns FROM pg_attribute a
+     WHERE a.attrelid = '{table}'::regclass AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
+    EXECUTE format('INSERT INTO {new} (%s) SELECT %s FROM {table}', columns, columns);
     EXECUTE 'DROP TABLE {table}';
     EXECUTE 'ALTER TABLE {new} RENAME TO {table}';
     EXECUTE 'ALTER TABLE {table} {", ".join(constraints)}';

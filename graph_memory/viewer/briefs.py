@@ -17,7 +17,7 @@ from django.db.models import F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Greatest
 
 from graph_memory import conf
-from graph_memory.adapter import Viewer, case_firm_attname, get_adapter
+from graph_memory.adapter import Viewer, get_adapter
 from graph_memory.adapter import firm_cases as firm_cases_of
 from graph_memory.models import CaseSummary, Node
 from graph_memory.refresh.on_demand import ensure_summary
@@ -63,13 +63,12 @@ class Brief:
     notice: str
 
 
-def _case_rows(cases: QuerySet[Any], limit: int, *, statements: bool) -> list[dict[str, Any]]:
-    """These visible cases, most recently active first, with everything a brief shows (each summary's
-    stored statements only with `statements`: the content is larger than the text). One query."""
+def _case_rows(cases: QuerySet[Any], firm_id: int, limit: int, *, statements: bool) -> list[dict[str, Any]]:
+    """These visible cases of the firm, most recently active first, with everything a brief shows (each
+    summary's stored statements only with `statements`: the content is larger than the text). One query.
+    Each case's node is looked up in the firm's partition of the nodes (a constant, migration 0030)."""
     adapter = get_adapter()
-    case_node = Node.objects.filter(
-        firm_id=OuterRef(case_firm_attname()), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
-    ).order_by()
+    case_node = Node.objects.filter(firm_id=firm_id, kind=Node.Kind.CASE, ref_id=OuterRef("pk")).order_by()
     header = {f"h_{name}": expression for name, expression in adapter.case_header_annotations().items()}
     live = {f"l_{name}": expression for name, expression in adapter.live_fact_annotations().items()}
     rows = (
@@ -196,7 +195,7 @@ def node_brief(*, viewer: Viewer, node_id: Any, limit: int | None = None, statem
     limit = conf.page_size(limit)
     scope = scope_of(viewer)
     node = node_in_scope(scope, node_id=node_id)  # NotFound unless a visible case reaches it
-    rows = _case_rows(_cases_of(scope, node), limit, statements=statements)
+    rows = _case_rows(_cases_of(scope, node), node.firm_id, limit, statements=statements)
     if not rows:
         raise access.NotFound
     notice = conf.get("NOTICE")

@@ -34,11 +34,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import F, FilteredRelation, Func, OuterRef, Subquery, TextField, Value
+from django.db.models import F, FilteredRelation, Func, TextField, Value
 from django.db.models.functions import Coalesce
 
 from graph_memory import conf
-from graph_memory.adapter import MemoryAdapter, Viewer, case_firm_attname, case_model, get_adapter, queryset_sql
+from graph_memory.adapter import MemoryAdapter, Viewer, case_model, get_adapter, queryset_sql
 from graph_memory.models import CaseActivity, Node
 from graph_memory.plumbing.stmt import Stmt
 from graph_memory.summaries import activity
@@ -87,13 +87,16 @@ def _gist() -> Any:
 
 # The page's rows `page(id, active)` become the index's rows: each case's line read by its id (LATERAL, OFFSET 0:
 # a probe of `{lines}`, every case's line as the host's expressions give it, for each case of the page only), its
-# activity, and the visible total; one row with no case when the viewer may open none. `n`: the CTE of the total.
-_LINES = """
-SELECT page.id, l.reference, l.title, l.status, l.client, l.against, l.node, l.stale, l.written, l.gist, page.active,
-       n.total
+# case node (in the firm's partition of the nodes, migration 0030), its activity, and the visible total; one row
+# with no case when the viewer may open none. `n`: the CTE of the total.
+_LINES = f"""
+SELECT page.id, l.reference, l.title, l.status, l.client, l.against,
+       (SELECT nd.id FROM {Node._meta.db_table} nd
+        WHERE nd.firm_id = %(firm)s AND nd.kind = '{Node.Kind.CASE.value}' AND nd.ref_id = page.id),
+       l.stale, l.written, l.gist, page.active, n.total
 FROM n LEFT JOIN (
     page CROSS JOIN LATERAL (
-        SELECT * FROM ({lines}) AS l(id, reference, title, status, client, against, node, stale, written, gist)
+        SELECT * FROM ({{lines}}) AS l(id, reference, title, status, client, against, stale, written, gist)
         WHERE l.id = page.id OFFSET 0
     ) l
 ) ON true
@@ -144,16 +147,12 @@ def _lines(adapter: MemoryAdapter) -> Stmt:
     Compiled once per adapter (one per process and setting): compiling it from the ORM took longer than a
     small viewer's whole statement."""
     header = adapter.case_header_annotations()
-    case_node = Node.objects.filter(
-        firm_id=OuterRef(case_firm_attname()), kind=Node.Kind.CASE, ref_id=OuterRef("pk")
-    ).order_by()
     columns = {
         "i_reference": header["reference"],
         "i_title": header["title"],
         "i_status": header["status"],
         "i_client": header["client_name"],
         "i_against": header["counterparty_names"],
-        "i_node": Subquery(case_node.values("id")[:1]),
         "i_stale": F("gm_summary__stale"),
         "i_written": F("gm_summary__written_at"),
         "i_gist": _gist(),

@@ -159,14 +159,15 @@ def nodes_lookup(*, viewer: Viewer, q: str, kind: str | None = None, limit: int 
     return NodePage(results=results, has_more=len(found) > limit)
 
 
-def _conflict_probes(groups: list[list[list[str]]]) -> Stmt:
+def _conflict_probes(groups: list[list[list[str]]], firm_id: int) -> Stmt:
     """The statement of the parties that hold a string of every word of some reading (`index_groups`),
     one GIN probe per reading. Each reading's strings come into its probe from outside (LATERAL,
     OFFSET 0), so the planner cannot weigh them: given them as constants, it may judge a word's
     initial ("^n") so common that reading every node is cheaper, as it did on a small firm. The
     VALUES row sits behind an OFFSET 0 of its own: a one-row VALUES is otherwise folded into the probe as
     constants all the same (bench_scale: a firm admin's check read 70,000 nodes, 572 ms, in a database
-    holding that firm alone, where the node table was small enough for a scan to look cheaper)."""
+    holding that firm alone, where the node table was small enough for a scan to look cheaper). Each probe
+    names the firm, for its partition of the nodes (migration 0030)."""
     if not groups:
         return Stmt("SELECT NULL::uuid AS id WHERE false")
     probes = []
@@ -178,9 +179,9 @@ def _conflict_probes(groups: list[list[list[str]]]) -> Stmt:
         columns = ", ".join(f"w{i}" for i in range(len(reading)))
         probes.append(
             f"SELECT p.id FROM (SELECT * FROM (VALUES ({words})) v({columns}) OFFSET 0) w "
-            f"CROSS JOIN LATERAL (SELECT p.id FROM {N} p WHERE {tests} OFFSET 0) p"
+            f"CROSS JOIN LATERAL (SELECT p.id FROM {N} p WHERE p.firm_id = %(firm)s AND {tests} OFFSET 0) p"
         )
-    return sql(" UNION ".join(probes), **strings)
+    return sql(" UNION ".join(probes), firm=firm_id, **strings)
 
 
 def _wanted(query: names.ConflictQuery, firm_id: int) -> tuple[list[str], list[int], list[int]]:
@@ -219,7 +220,7 @@ def conflicts_check(*, viewer: Viewer, name: str, limit: int | None = None) -> C
     variants, readings, word_ids = _wanted(query, scope.firm_id)
     found_rows = rows(
         scope, reads.CONFLICTS,
-        found=_conflict_probes(query.index_groups(scope.firm_id)), key=query.key,
+        found=_conflict_probes(query.index_groups(scope.firm_id), scope.firm_id), key=query.key,
         words=sorted({f"% {_like_escape(w)} %" for w in query.words}),
         candidates=CONFLICT_CANDIDATES + 1, fetch=limit + 1,
         variants=variants, readings=readings, word_ids=word_ids, few=int(conf.get("VISIBLE_FIRST_MAX")), than="%(few)s",

@@ -59,7 +59,7 @@ _WALK_PAGE = f"""
 SELECT me.id, me.kind, me.label, page.id, page.kind, page.label, page.edge
 FROM me LEFT JOIN LATERAL (
     SELECT o.id, o.kind, o.label, m.kind AS edge
-    FROM mine m CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = m.other OFFSET 0) o
+    FROM mine m CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = m.other AND firm_id = %(firm)s OFFSET 0) o
     WHERE %(kind)s::text IS NULL OR o.kind = %(kind)s
     ORDER BY o.kind, o.label, o.id, m.kind LIMIT %(fetch)s
 ) page ON true
@@ -173,7 +173,7 @@ SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.
     SELECT s.id, c.id AS case_id, c.kind, c.label, l.edge,
            row_number() OVER (PARTITION BY s.id ORDER BY c.label, c.id, l.edge) AS n
     FROM seen s JOIN link l ON l.party = s.id
-    CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = l.case_node OFFSET 0) c
+    CROSS JOIN LATERAL (SELECT id, kind, label FROM {N} WHERE id = l.case_node AND firm_id = %(firm)s OFFSET 0) c
 ) m (party, id, kind, label, edge, n) JOIN seen s ON s.id = m.party
 WHERE m.n <= %(fetch)s
 ORDER BY m.party, m.n
@@ -287,7 +287,7 @@ SELECT me.id, me.kind, me.label, page.id, page.kind, page.label, page.edge
 FROM me
 LEFT JOIN LATERAL (
     SELECT sorted.* FROM (
-        SELECT o.id, o.kind, o.label, m.kind AS edge, m.case_id FROM mine m JOIN {N} o ON o.id = m.other
+        SELECT o.id, o.kind, o.label, m.kind AS edge, m.case_id FROM mine m JOIN {N} o ON o.id = m.other AND o.firm_id = %(firm)s
         WHERE %(kind)s::text IS NULL OR o.kind = %(kind)s
         ORDER BY o.kind, o.label, o.id, m.kind OFFSET 0
     ) sorted {may_open("sorted.case_id")}
@@ -303,18 +303,17 @@ SELECT DISTINCT e.case_id FROM {E} e WHERE (e.source_id = %(node)s OR e.target_i
 
 # Candidates come from the firm's entries of the words index (migration 0016, `firm_words`: names.lookup_query),
 # the LIKE keeps those that hold the text asked; they are sorted first and checked against the wall lazily.
-# The words alone find them (every key of that index starts with the firm); the firm's own condition is
-# applied past a fence (OFFSET 0). Beside it, PostgreSQL would AND in a bitmap of every node of the firm
-# from the firm_id index when other firms make the firm look selective: 70,000 entries for a 50,000-case
-# firm, a firm admin's lookup 8.1 ms beside other firms against 5.9 alone (issue 28, docs/BENCHMARKS.md).
+# The words find them (every key of that index starts with the firm); the firm's own condition picks the
+# firm's partition (migration 0030). Before the nodes were partitioned, that condition sat past a fence:
+# PostgreSQL ANDed in a bitmap of every node of the firm from the firm_id index when other firms made the
+# firm look selective (70,000 entries for a 50,000-case firm; a firm admin's lookup 8.1 ms beside other firms
+# against 5.9 alone, issue 28). Within the firm's partition, the firm is most of the rows, or few of them.
 _FIRM_LOOKUP = f"""
 SELECT n.id, n.kind, n.label FROM (
-    SELECT id, kind, label, name_key LIKE %(prefix)s AS prefix FROM (
-        SELECT id, kind, label, name_key, firm_id FROM {N}
-        WHERE {LOOKUP_WORDS_EXPRESSION.format(alias="")} @@ %(firm_words)s::tsquery
-          AND name_key LIKE %(pattern)s AND (%(kind)s::text IS NULL OR kind = %(kind)s)
-        OFFSET 0
-    ) m WHERE firm_id = %(firm)s
+    SELECT id, kind, label, name_key LIKE %(prefix)s AS prefix FROM {N}
+    WHERE firm_id = %(firm)s
+      AND {LOOKUP_WORDS_EXPRESSION.format(alias="")} @@ %(firm_words)s::tsquery
+      AND name_key LIKE %(pattern)s AND (%(kind)s::text IS NULL OR kind = %(kind)s)
     ORDER BY prefix DESC, label, id OFFSET 0
 ) n
 CROSS JOIN LATERAL (
@@ -358,7 +357,7 @@ seen AS (
 SELECT s.id, s.kind, s.label, s.party_key, s.name_key, m.id, m.kind, m.label, m.edge
 FROM seen s CROSS JOIN LATERAL (
     SELECT c.id, c.kind, c.label, e.kind AS edge FROM {E} e {may_open("e.case_id")}
-    CROSS JOIN LATERAL (SELECT c.id, c.kind, c.label FROM {N} c WHERE c.id = e.source_id OFFSET 0) c
+    CROSS JOIN LATERAL (SELECT c.id, c.kind, c.label FROM {N} c WHERE c.id = e.source_id AND c.firm_id = %(firm)s OFFSET 0) c
     WHERE e.target_id = s.id AND e.kind IN {PARTY_EDGES} AND e.firm_id = %(firm)s
     ORDER BY c.label, c.id, e.kind LIMIT %(fetch)s
 ) m

@@ -211,14 +211,15 @@ GROUP BY s.holder, s.node_id, s.firm_id"""
 def _write(held: str, *, probe: bool = False) -> str:
     """Write the rows of the (holder, case_id) pairs `held` lists: every node at either end of the case's
     edges, its cases added to the holder's row of it. `probe`: each pair probes the edges and nodes
-    through their indexes (a trigger's few pairs); else joins (`build`: every grant at once)."""
+    through their indexes (a trigger's few pairs); else joins (`build`: every grant at once). A node is
+    read with its edge's firm, so in that firm's partition of the nodes (migration 0030)."""
     if probe:
         edges = (
-            f"CROSS JOIN LATERAL (SELECT e.source_id, e.target_id FROM {E} e WHERE e.case_id = g.case_id OFFSET 0) e"
+            f"CROSS JOIN LATERAL (SELECT e.source_id, e.target_id, e.firm_id FROM {E} e WHERE e.case_id = g.case_id OFFSET 0) e"
         )
-        node = f"CROSS JOIN LATERAL (SELECT n.* FROM {N} n WHERE n.id = g.id OFFSET 0) n"
+        node = f"CROSS JOIN LATERAL (SELECT n.* FROM {N} n WHERE n.id = g.id AND n.firm_id = g.firm_id OFFSET 0) n"
     else:
-        edges, node = f"JOIN {E} e ON e.case_id = g.case_id", f"JOIN {N} n ON n.id = g.id"
+        edges, node = f"JOIN {E} e ON e.case_id = g.case_id", f"JOIN {N} n ON n.id = g.id AND n.firm_id = g.firm_id"
     # One row per (holder, node) in the statement (ON CONFLICT may touch a row once); a row already there
     # (the node reached through another case of the holder) gets these cases besides its own, and the node's
     # names as they are now; it is left as it is (no new row version) when it holds them already under
@@ -227,9 +228,9 @@ def _write(held: str, *, probe: bool = False) -> str:
 INSERT INTO {SIGHT} AS s (holder, node_id, firm_id, kind, label, name_key, cases)
 SELECT g.holder, n.id, n.firm_id, n.kind, n.label, n.name_key, g.cases
 FROM (
-    SELECT g.holder, x.id, array_agg(DISTINCT g.case_id ORDER BY g.case_id) AS cases FROM ({held}) g
+    SELECT g.holder, x.id, e.firm_id, array_agg(DISTINCT g.case_id ORDER BY g.case_id) AS cases FROM ({held}) g
     {edges} CROSS JOIN LATERAL (VALUES (e.source_id), (e.target_id)) x(id)
-    GROUP BY g.holder, x.id
+    GROUP BY g.holder, x.id, e.firm_id
 ) g
 {node}
 ON CONFLICT (holder, node_id, firm_id) DO UPDATE SET
@@ -260,16 +261,16 @@ def _trigger_specs() -> list[tuple[str, str, str]]:
             specs.append((_q(permissions.group_model._meta.db_table), event,
                           rows(event, "-group_id::bigint, content_object_id")))  # fmt: skip
         specs.append((E, event, rows(event, "NULL::bigint, case_id")))
-    # A node renamed (or its party key changed): every case with an edge to it.
+    # A node renamed (or its party key changed): every case with an edge to it (in the node's firm's partition).
     renamed = (
-        "SELECT n.id FROM gm_new n JOIN gm_old o ON o.id = n.id "
+        "SELECT n.id, n.firm_id FROM gm_new n JOIN gm_old o ON o.id = n.id "
         "WHERE (n.label, n.name_key, n.kind, n.party_key) IS DISTINCT FROM (o.label, o.name_key, o.kind, o.party_key)"
     )
     specs.append((N, "UPDATE", (
         f"SELECT NULL::bigint, e.case_id FROM ({renamed}) r CROSS JOIN LATERAL ("
-        f"SELECT e.case_id FROM {E} e WHERE e.source_id = r.id OFFSET 0 ) e "
+        f"SELECT e.case_id FROM {E} e WHERE e.source_id = r.id AND e.firm_id = r.firm_id OFFSET 0 ) e "
         f"UNION SELECT NULL::bigint, e.case_id FROM ({renamed}) r CROSS JOIN LATERAL ("
-        f"SELECT e.case_id FROM {E} e WHERE e.target_id = r.id OFFSET 0) e"
+        f"SELECT e.case_id FROM {E} e WHERE e.target_id = r.id AND e.firm_id = r.firm_id OFFSET 0) e"
     )))  # fmt: skip
     # A case moved to another firm: its rows say the firm.
     firm, pk = _q(case_firm_column()), _q(case_model()._meta.pk.column)
