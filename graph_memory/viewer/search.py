@@ -143,8 +143,13 @@ _FIRMS_VECTORS = (
 # search. A viewer who sees the whole of a firm that has an index of its own (a firm admin) gets -1:
 # nothing is counted, and that index answers. `{own_index}`: firm_indexes.exists_statement for the viewer's firm.
 _CAP = (
-    "cap AS (SELECT CASE WHEN %(whole_firm)s AND {own_index} THEN -1 "
+    "cap AS (SELECT CASE WHEN {own_index} THEN -1 "
     "ELSE greatest(%(exact_max)s, floor(%(exact_share)s * greatest(c.reltuples, 0))) END::bigint AS cap "
+    f"FROM pg_class c WHERE c.oid = '{S}'::regclass)"
+)
+# Anyone else's: no index is asked after (the statement is sent on every search: shorter is cheaper, _compact).
+_WALLED_CAP = (
+    "cap AS (SELECT greatest(%(exact_max)s, floor(%(exact_share)s * greatest(c.reltuples, 0)))::bigint AS cap "
     f"FROM pg_class c WHERE c.oid = '{S}'::regclass)"
 )
 # The names whose values set the cap (`Read.few_by`).
@@ -237,7 +242,8 @@ VECTOR_RANKING = Read(
 def _ranking_names(scope: Scope, *, model: str | None, depth: int, force: str | None = None) -> dict[str, Any]:
     """The names the statements above use, for this scope (sql() fills them in)."""
     return {
-        "model": model, "depth": depth, "cap": _CAP if force is None else _FORCED_CAP, "forced_cap": 2**62 if force == "exact" else -1,
+        "model": model, "depth": depth, "cap": _FORCED_CAP if force else _CAP if scope.whole_firm else _WALLED_CAP,
+        "forced_cap": 2**62 if force == "exact" else -1,
         "than": "(SELECT cap FROM cap)", **scope.grants_past(),
         "own_index": firm_indexes.exists_statement(scope.firm_id or 0),
         "exact_max": int(conf.get("SEARCH_EXACT_MAX")), "exact_share": float(conf.get("SEARCH_EXACT_SHARE")),

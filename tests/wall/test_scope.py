@@ -34,6 +34,29 @@ def test_literal_percents_stay_and_unnamed_parameters_are_refused() -> None:
         sql("SELECT %s", x=1)
 
 
+def test_white_space_and_comments_go_but_quoted_text_stays_as_written() -> None:
+    template = """
+        SELECT 'a  b
+        c', "odd  name", $fn$ x  -- kept
+        y $fn$, $$ z  w $$  -- a comment, gone
+        FROM t   /* and this */ WHERE a = %(a)s
+    """
+    built = sql(template, a=1)
+    assert built.sql == (
+        " SELECT 'a  b\n        c', \"odd  name\", $fn$ x  -- kept\n        y $fn$, $$ z  w $$ FROM t WHERE a = %s "
+    )
+    # A literal holding what would otherwise start a comment, or a doubled quote, is read to its real end.
+    assert sql("SELECT '--x' ,  'it''s  so'   -- gone\n  , 1").sql == "SELECT '--x' , 'it''s  so' , 1"
+
+
+@given(st.lists(st.sampled_from(["SELECT", "x", "'a  b'", "'it''s'", '"c  d"', "--note\n", "/* n */", "1"]), max_size=12),
+       st.lists(st.sampled_from([" ", "  ", "\n", "\n    ", "\t"]), min_size=12, max_size=12))  # fmt: skip
+def test_compacting_keeps_every_quoted_piece_and_drops_only_space_and_comments(pieces: list[str], gaps: list[str]) -> None:
+    built = sql("".join(p + g for p, g in zip(pieces, gaps[: len(pieces)], strict=True)) + "1").sql
+    # Every piece that is not a comment, in order, one space apart (a comment and the space around it: one space).
+    assert built.strip() == " ".join([p for p in pieces if not p.startswith(("--", "/*"))] + ["1"])
+
+
 def test_a_missing_name_says_which() -> None:
     with pytest.raises(KeyError, match=r"%\(firm\)s"):
         sql("SELECT %(firm)s")
