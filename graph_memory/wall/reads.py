@@ -307,7 +307,8 @@ SELECT DISTINCT e.case_id FROM {E} e WHERE (e.source_id = %(node)s OR e.target_i
 # firm's partition (migration 0030). Before the nodes were partitioned, that condition sat past a fence:
 # PostgreSQL ANDed in a bitmap of every node of the firm from the firm_id index when other firms made the
 # firm look selective (70,000 entries for a 50,000-case firm; a firm admin's lookup 8.1 ms beside other firms
-# against 5.9 alone, issue 28). Within the firm's partition, the firm is most of the rows, or few of them.
+# against 5.9 alone, issue 28). Within its partition the condition is cheap either way: a big firm is most of
+# the partition's rows (no bitmap of them is worth building), a small firm's bitmap is small.
 _FIRM_LOOKUP = f"""
 SELECT n.id, n.kind, n.label FROM (
     SELECT id, kind, label, name_key LIKE %(prefix)s AS prefix FROM {N}
