@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-GENERATOR_VERSION = 1  # bump when what is generated changes: kept templates are then regenerated
+GENERATOR_VERSION = 2  # bump when what is generated changes: kept templates are then regenerated
 SEED = 2028
 BIG_SLUG = "big-firm"
 DOCUMENT_KEY = "agreement"
@@ -214,6 +214,7 @@ def _firm(
 
     from accounts.models import Firm, User
     from bench.bench_graph import WORDS, company
+    from graph_memory.ledger.users import record_user
     from graph_memory.models import CaseSummary
     from practice.models import (
         Case,
@@ -239,6 +240,11 @@ def _firm(
                  role=User.Role.ADMIN if admin else User.Role.LAWYER, is_staff=admin)
             for u in names
         )  # fmt: skip
+    # What a host's User.save() records through Django's post_save (ledger/users.py): the user's firm, so that
+    # a group membership's trigger finds it, as it does on a real host. bulk_create sends no signal.
+    for role_users in made.values():
+        for u in role_users:
+            record_user(viewer_id=u.pk, user=u, created=True)
     group_rows = Group.objects.bulk_create(Group(name=f"{slug}-group-{g}") for g in range(groups))
     memberships = [
         User.groups.through(user_id=u.pk, group_id=group_rows[int(u.username.rsplit("-g", 1)[1].split("-")[0])].pk)
