@@ -209,6 +209,8 @@ def measure_reads(
             if db == "alone" and (beside := times.get((read, cls, "beside")))
         },
         "meaning_hits_outside_exact_top10": outside_top,
+        # Every sample's time, in order (sample i asked the class's viewer i % its size): to look again.
+        "samples_ms": {"|".join(k): [round(ms, 3) for ms in t] for k, t in times.items()},
     }
 
 
