@@ -417,7 +417,8 @@ def section(**r: Any) -> str:
         " falsehood is absent when its false text is no served statement's text (a label plant: no served label) and"
         " appears nowhere else in the summary text or the brief (served record sentences that merely contain it are"
         " masked first). Classes not in issue 27's table were designed for this bench, some of them after"
-        " reading the shortening and label rules."), "",
+        " reading the shortening and label rules. A true point's shortening is never what a falsehood transform"
+        " makes of its sentence (one text cannot be both)."), "",
         "| planted falsehood: a short form, label or id stating what the sentence does not | in issue 27 | planted |"
         " absent from served | absent % | served instead |", "| --- | --- | ---: | ---: | ---: | --- |"]  # fmt: skip
     worst = 100.0
@@ -460,12 +461,14 @@ def section(**r: Any) -> str:
     lines += ["", f"Counting a refused shortening's whole sentence as served (it says all its shortening said, and"
               f" more), true points served weaker than proposed: {share(total, *outcomes[2:4]):.2f}% (labels dropped"
               " and other forms only)."]
-    lines += ["", "Why the weaker ones are weaker: a shortening that removes a clause after a comma or semicolon,"
-              " a word inside a clause, or a bracketed aside that does more than cite has the same form as a"
-              " planted falsehood above (scope, attribution or superseding clause dropped; adverb under a negation"
-              " dropped; status aside dropped). `shorten.py` lets go only what its form shows adds no claim"
-              " (articles, connectives and filing tags set apart, citing asides, names between commas), so these"
-              " true points are served as the whole sentence: weaker than proposed, never lost, never false."]
+    lines += ["", "Why the weaker ones are weaker: `shorten.py` lets go only what its form shows adds no claim"
+              " (articles, connectives and filing tags set apart, citing asides, names between commas, vouching"
+              " as-clauses; in an upward context \"also\" and all the modifiers of an opening \"a/an ...\")."
+              " A clause after a semicolon has the form of a superseding clause; a modifier in \"the ...\" (which"
+              " thing is meant changes) or one of several in \"a/an ...\" (\"trade secret claim\" is no \"secret"
+              " claim\") has the form of a role or identity word dropped; a label word only right after \"not\""
+              " reads as the opposite. Those true points are served as the whole sentence (or without their"
+              " label): weaker than proposed, never lost, never false."]
     c = r["counts"]
     lines += ["", f"Every served statement of kind \"sentence\" ({r['checked']:,}) checked: `shorten.faithful(text,"
               f" quote)` holds and its quote is a sentence of the cited record: {len(r['unfaithful'])} violations"

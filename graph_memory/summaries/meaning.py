@@ -7,7 +7,8 @@ one bends the truth of the words around it, so removing it can turn a true
 sentence into a false one ("has not consented" -> "has consented", "may
 withhold" -> "withhold", "only if both sign" -> "", "in part" -> "").
 
-They are grammatical words, a closed class, grouped by what they do. Every
+They are grammatical words, a closed class, grouped by what they do (and the
+few modifiers that change what a noun names: "deputy", "fake"). Every
 form of each is listed (a verb's -s, -ed, -ing forms), so the class is a plain
 lookup. A phrase ("no later than", "subject to", "at least") protects each of
 its words where the phrase occurs, so "to" is protected in "subject to" and
@@ -64,7 +65,7 @@ CLASSES: dict[str, frozenset[str]] = {
             "exception", "save", "conditional", "conditionally", "condition", "conditions", "conditioned",
             "contingent", "depending", "depends", "dependent", "assuming", "whether", "otherwise", "when",
             "whenever", "where", "wherever", "once", "event", "lest", "solely", "sole", "exclusively",
-            "merely", "but", "unconditional", "unconditionally",
+            "merely", "but", "unconditional", "unconditionally", "aside", "barring",
         }
     ),
     # by, before, within: when the rest holds.
@@ -122,6 +123,17 @@ CLASSES: dict[str, frozenset[str]] = {
             "unsure", "rumours", "rumors", "speculation", "reputedly", "supposedly", "ostensibly",
         }
     ),
+    # deputy, fake, so-called: the noun then names someone or something else ("the deputy registrar" is not
+    # the registrar, "a forged deed" is no deed); not a modifier a shortening may drop as it drops "lengthy".
+    "identity": frozenset(
+        {
+            "deputy", "assistant", "vice", "junior", "associate", "honorary", "nominal", "titular", "designate",
+            "elect", "ex", "erstwhile", "onetime", "outgoing", "incoming", "future", "shadow", "nominee",
+            "alternate", "substitute", "trainee", "fake", "false", "counterfeit", "forged", "fictitious", "sham",
+            "mock", "imitation", "pseudo", "quasi", "so-called", "would-be", "self-styled", "supposed", "dissolved",
+            "defunct", "toy", "replica", "dummy", "decoy", "model", "specimen", "template",
+        }
+    ),
 }
 
 # Phrases whose every word is protected where the phrase occurs (each as case-folded words).
@@ -137,6 +149,15 @@ PHRASES: tuple[tuple[str, ...], ...] = (
 )  # fmt: skip
 
 MEANING_WORDS: frozenset[str] = frozenset().union(*CLASSES.values())
+
+# The negation words that deny the word after them ("no termination fee", "not consented"): not the verbs of
+# the class, which take what follows as their object ("disputes the price review" is about the price review).
+NEGATORS = frozenset(
+    {
+        "not", "no", "never", "none", "nor", "neither", "nobody", "nothing", "nowhere", "cannot", "without",
+        "non", "unable", "absent",
+    }
+)  # fmt: skip
 
 # Words of state: not a class of their own here (a shortening keeps a clause whole or drops it whole,
 # state word and all), but what a label or a citing aside may not hold: a label groups points and a
@@ -165,6 +186,12 @@ def class_of(word: str) -> str | None:
 def is_meaning_word(word: str) -> bool:
     key = word.casefold().replace("\u2019", "'")
     return key in MEANING_WORDS or key.endswith("n't")
+
+
+def denies(word: str) -> bool:
+    """Whether `word` denies the word after it: a negator, or a contraction in n't ("hasn't")."""
+    key = word.casefold().replace("\u2019", "'")
+    return key in NEGATORS or key.endswith("n't")
 
 
 def protected_positions(words: list[str]) -> set[int]:

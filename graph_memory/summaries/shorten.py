@@ -14,7 +14,18 @@ every removal is one whose *form* shows it adds no claim to the rest:
   short abbreviations of what it cites ("(SPA 5.2, p. 54)", "(Order No. 7)",
   "(letter of 6 April 2027)");
 - a name set between commas after the word it renames ("the buyer,
-  Northwind Holdings, signed").
+  Northwind Holdings, signed");
+- an as-clause set apart by a comma whose verb vouches for the rest ("...,
+  as the bank statement shows"): what a record shows or proves, it holds;
+- in a sentence that holds no meaning word (an upward context: whatever is
+  true of a thing is true of any larger set it belongs to), "also", and all
+  the modifiers of the noun phrase "a/an ..." that opens it ("A lengthy
+  witness statement from X was filed" -> "A statement from X was filed"):
+  something that is a lengthy witness statement is a statement. All or none
+  (a "trade secret claim" is no "secret claim"); not in "the ..." (which
+  thing is meant changes), not after the verb (a verb can deny: "escaped a
+  lengthy sentence"), not when a modifier changes what the noun names
+  ("deputy", "fake": meaning.py), not an adverb.
 
 Nothing else may go. Removing single words inside a clause changes meaning
 far beyond any list ("allows termination on 30 days' notice" -> "allows 30
@@ -109,6 +120,34 @@ FILING_TAGS = frozenset(
     }
 )  # fmt: skip
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
+# Verbs of an as-clause that vouch for the rest: what a record shows, records or proves holds ("the buyer paid,
+# as the bank statement shows"). Verbs of saying stay: they are meaning words (meaning.py, "hedge").
+EVIDENTIAL_VERBS = frozenset(
+    {
+        "show", "shows", "showed", "shown", "record", "records", "recorded", "reflect", "reflects", "reflected",
+        "evidence", "evidences", "evidenced", "prove", "proves", "proved", "proven", "demonstrate",
+        "demonstrates", "demonstrated", "establish", "establishes", "established",
+    }
+)  # fmt: skip
+# Words that only add the sentence to what came before ("Castell also served a counter-notice"): they may go
+# from a sentence in an upward context, wherever they stand.
+ADDITIVES = frozenset({"also"})
+# Meaning words (of the "time" class) that leave a context upward: what holds from, by, after or during a thing
+# holds of it ("A lengthy statement from the buyer was filed"). Any other meaning word may bend the sentence.
+UPWARD_TIME = frozenset({"from", "by", "after", "during", "upon", "since", "following", "through", "throughout"})
+# What ends the noun phrase "a/an ..." that opens a sentence: a preposition, an auxiliary or a relative word.
+FUNCTION_WORDS = frozenset(
+    {
+        "of", "from", "to", "in", "on", "at", "for", "with", "by", "about", "against", "into", "onto", "under",
+        "over", "between", "through", "within", "without", "after", "before", "during", "since", "until", "upon",
+        "across", "among", "per", "via", "towards", "is", "are", "was", "were", "be", "been", "being", "has",
+        "have", "had", "do", "does", "did", "will", "would", "shall", "should", "may", "might", "must", "can",
+        "could", "that", "which", "who", "whom", "whose", "and", "or", "but", "as",
+    }
+)  # fmt: skip
+# Words that bend the word after them ("a barely legible copy", "a very late reply"): a noun phrase that holds
+# one keeps every word (and so does one that holds an adverb in -ly).
+_DEGREE = frozenset({"very", "quite", "so", "too", "fairly", "pretty", "somewhat", "well", "real"})
 
 
 @dataclass(frozen=True)
@@ -144,6 +183,71 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
         and bool(named)
         and all(words[i].text[:1].isupper() and not _is_fact(words[i]) for i in named)
     )
+
+
+def _vouching(sentence: str, words: list[Token], positions: list[int]) -> bool:
+    """An as-clause set apart by a comma whose verb vouches for the rest: "..., as the bank statement shows."
+    (or opening the sentence: "As the ledger records, ..."): "as", the record, the verb. It holds no fact (a
+    date in it stays) and no function word ("as in the records" is no clause of a record showing)."""
+    first, last = positions[0], positions[-1]
+    if len(positions) < 3 or words[first].key != "as" or words[last].key not in EVIDENTIAL_VERBS:
+        return False
+    if any(_is_fact(words[i]) or words[i].key in FUNCTION_WORDS for i in positions[1:-1]):
+        return False
+    before = sentence[words[first - 1].end : words[first].start].strip() if first else ""
+    after = sentence[words[last].end : words[last + 1].start if last + 1 < len(words) else None].strip()
+    if first == 0:
+        return after == ","
+    return before == "," and (after in ("", ".", "!") if last == len(words) - 1 else after == ",")
+
+
+def _upward(sentence: str, words: list[Token], hard: set[int]) -> bool:
+    """A statement (not a question) with no meaning word but the time words that keep a context upward."""
+    return sentence.rstrip(_CLOSERS + " ").endswith(".") and all(words[i].key in UPWARD_TIME for i in hard)
+
+
+def _modifiers(sentence: str, words: list[Token], hard: set[int]) -> tuple[int, ...]:
+    """The words before the head of the noun phrase "a/an ..." that opens the sentence, in order ("lengthy",
+    "witness" in "A lengthy witness statement from X was filed": the head is the last word before a function
+    word); () when the phrase holds a word that is not plain (a name, a fact, a meaning or state word, an
+    adverb, an -ed or -ing word) or does not end before a function word."""
+    if len(words) < 4 or words[0].key not in ("a", "an") or sentence[: words[0].start].strip():
+        return ()
+    if sentence[words[0].end : words[1].start] != " ":
+        return ()  # "A. Lee", "A, B and C"
+    end = 1
+    while end < len(words) and words[end].key not in FUNCTION_WORDS:
+        word = words[end]
+        plain = word.text.islower() and end not in hard and not _is_fact(word)
+        if not plain or word.key in STATE_WORDS or word.key in _DEGREE or word.key.endswith(("ly", "ed", "ing")):
+            return ()  # an -ed or -ing word may start a clause ("A claim form issued by ..."): its head is unknown
+        end += 1
+    return tuple(range(1, end - 1)) if end < len(words) else ()
+
+
+def _fillers(sentence: str, words: list[Token], hard: set[int]) -> set[int]:
+    """Positions that may go from a unit that is otherwise kept: articles; in an upward context also "also"
+    and the modifiers of an opening "a/an ..." (shorten() checks that they go all together)."""
+    found = {i for i, w in enumerate(words) if w.key in ARTICLES and i not in hard}
+    if _upward(sentence, words, hard):
+        found |= {i for i, w in enumerate(words) if w.key in ADDITIVES} | set(_modifiers(sentence, words, hard))
+    return found
+
+
+def _modifier_refusal(sentence: str, words: list[Token], hard: set[int], kept: list[int]) -> str:
+    """Why the modifiers of the opening "a/an ..." may not go as `kept` has them ("" when they may): all go
+    or none ("A lengthy witness statement" -> "A statement": whatever its modifiers, it is a statement; but
+    a "trade secret claim" is no "secret claim", and the form cannot tell "lengthy" from "trade"), and the
+    article must still fit the head ("a" before a consonant, "an" before a vowel)."""
+    modifiers = _modifiers(sentence, words, hard) if _upward(sentence, words, hard) else ()
+    gone = [i for i in modifiers if i not in kept]
+    if not gone:
+        return ""
+    if gone != list(modifiers):
+        return "removes some of a noun phrase's modifiers, not all of them"
+    if 0 in kept and (words[len(gone) + 1].key[:1] in "aeiou") != (words[0].key == "an"):
+        return f"leaves '{words[0].text}' before a word it does not fit"
+    return ""
 
 
 def _set_apart(sentence: str, words: list[Token], last: int, mark: str) -> bool:
@@ -193,13 +297,13 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
         elif len(positions) == 1 and words[positions[0]].key in CONNECTIVES:
             removable = _set_apart(sentence, words, positions[0], ",")
         else:
-            removable = _appositive(sentence, words, positions)
+            removable = _appositive(sentence, words, positions) or _vouching(sentence, words, positions)
         result.append(Unit(tuple(positions), removable=removable))
     return result
 
 
-def _align(words: list[Token], proposal: list[Token], parts: list[Unit], hard: set[int]) -> list[int] | None:
-    """Positions of `words` kept to read as `proposal`: whole units removed or kept, fillers removed
+def _align(words: list[Token], proposal: list[Token], parts: list[Unit], fillers: set[int]) -> list[int] | None:
+    """Positions of `words` kept to read as `proposal`: whole units removed or kept, `fillers` removed
     from kept units; None when the proposal cannot be made that way."""
     m = len(proposal)
 
@@ -211,7 +315,7 @@ def _align(words: list[Token], proposal: list[Token], parts: list[Unit], hard: s
             for at, kept in reach.items():
                 if at < m and words[i].key == proposal[at].key:
                     step.setdefault(at + 1, [*kept, i])
-                if i not in hard and words[i].key in ARTICLES:
+                if i in fillers:
                     step.setdefault(at, kept)
             reach = step
         return reach
@@ -292,11 +396,14 @@ def shorten(sentence: str, proposal: str) -> Shortening:
     if len(wanted) < MIN_WORDS:
         return Shortening(sentence, refused="too short")
     hard = meaning.protected_positions([w.text for w in words])
-    kept = _align(words, wanted, units(sentence, words, hard), hard)
+    kept = _align(words, wanted, units(sentence, words, hard), _fillers(sentence, words, hard))
     if kept is None:
         return Shortening(sentence, refused=_why_not(sentence, words, wanted, hard))
     if len(kept) == len(words):
         return whole
+    refusal = _modifier_refusal(sentence, words, hard, kept)
+    if refusal:
+        return Shortening(sentence, refused=refusal)
     text = _served(sentence, words, kept)
     if not _balanced(text):
         return Shortening(sentence, refused="leaves a bracket or quotation mark open")
@@ -308,13 +415,15 @@ def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[i
     if _align(words, wanted, every, set()) is None:
         return "not the sentence with words removed (a word added, replaced or moved)"
     meaning_words = sorted({words[i].text for i in hard} - {w.text for w in wanted})
-    if meaning_words and _align(words, wanted, [Unit((i,), i not in hard) for i in range(len(words))], hard) is None:
+    alone = [Unit((i,), i not in hard) for i in range(len(words))]
+    if meaning_words and _align(words, wanted, alone, set()) is None:
         return "removes a word that carries meaning: " + ", ".join(meaning_words)
     facts = sorted({w.text for w in words if _is_fact(w)} - {w.text for w in wanted})
     if facts:
         return "removes a fact (only an aside that only cites may take one with it): " + ", ".join(facts)
     return "removes a part that may qualify the rest (only articles, connectives and filing tags set apart,"\
-        " citing asides and names between commas may go)"
+        " citing asides, names between commas, vouching as-clauses and, in an upward context, 'also' and an"\
+        " opening 'a/an' phrase's modifiers may go)"
 
 
 def faithful(served: str, sentence: str) -> bool:

@@ -132,7 +132,8 @@ def _same_root(label_word: str, word: str) -> bool:
 
 def _named_by(word: str, sentences: list[Sentence]) -> bool:
     """Whether a label word is a generic heading or a word of the point's sentences in some form, somewhere
-    not right after a negation ("Termination" over "no termination fee" would read as the opposite)."""
+    not right after a word that denies it ("Termination" over "no termination fee" would read as the
+    opposite; "Price" over "disputes the price review" is that point's topic)."""
     if word in GENERIC_HEADINGS:
         return True
     for sentence in sentences:
@@ -140,7 +141,7 @@ def _named_by(word: str, sentences: list[Sentence]) -> bool:
         for position, other in enumerate(text):
             if _same_root(word, other):
                 before = [w for w in text[:position] if w not in ARTICLES][-1:]
-                if not (before and meaning.class_of(before[0]) == "negation"):
+                if not (before and meaning.denies(before[0])):
                     return True
     return False
 

@@ -23,6 +23,7 @@ TEMPLATES = {
     "time": "The consent was obtained {word} the closing of the share purchase.",
     "quantity": "The seller produced {word} of the documents in the data room.",
     "hedge": "The buyer relies on the {word} warranty breach against the seller.",
+    "identity": "The guarantee was signed by a {word} director of the seller.",
 }
 # The word as a unit the sentence's punctuation sets apart; "{Word}" is the word capitalised.
 SHORT = "The buyer signed the retention agreement with the seller."

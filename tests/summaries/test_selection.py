@@ -334,3 +334,8 @@ def test_a_label_right_after_a_negation_or_a_past_participle_is_dropped(numbered
     assert label_problem("Background", names, [sentence]) is None
     assert label_problem("Consent obtained", names, [sentence]).startswith("holds a past participle")
     assert label_problem("Seller", names, [sentence]) is None
+    # a verb of the negation class takes what follows as its object: the point is about the price review
+    disputed = Sentence("s98", "note:n9", "The buyer disputes the price review mechanism in the agreement.")
+    assert label_problem("Price", names, [disputed]) is None
+    refused = Sentence("s97", "note:n9", "The buyer hasn't consented to the assignment.")
+    assert label_problem("Consent", names, [refused]).startswith("not a word of its sentences")

@@ -39,6 +39,18 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
         ("The buyer paid the deposit (letter of 6 April 2027).", "The buyer paid the deposit.",
          "The buyer paid the deposit."),
 
+        # an as-clause whose verb vouches for the rest, closing or opening the sentence
+        ("Halden paid the deposit of EUR 30,500, as the bank statement shows.", "Halden paid the deposit of EUR 30,500.",
+         "Halden paid the deposit of EUR 30,500."),
+        ("As the ledger records, the buyer paid the deposit.", "the buyer paid the deposit.",
+         "The buyer paid the deposit."),
+        # in an upward context: "also", and the first modifiers of an opening "a/an ..." as a run
+        ("Castell also served a counter-notice.", "Castell served a counter-notice.", "Castell served a counter-notice."),
+        ("A lengthy witness statement from Dana Whitlock was filed.", "A statement from Dana Whitlock was filed.",
+         "A statement from Dana Whitlock was filed."),
+        ("A lengthy statement from Dana Whitlock was filed.", "Statement from Dana Whitlock was filed.",
+         "Statement from Dana Whitlock was filed."),
+
         # an article; no final stop in the proposal: the sentence's own stop is served
         (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under loan agreement",
          "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under loan agreement."),
@@ -155,6 +167,71 @@ def test_units_that_qualify_the_rest_are_kept(sentence: str, proposal: str) -> N
     assert (result.text, result.shortened) == (sentence, False) and result.refused
 
 
+LENGTHY = "A lengthy witness statement from Dana Whitlock was filed."
+SOME = "removes some of a noun phrase's modifiers"
+
+
+# What "also" and an opening "a/an ..." phrase's modifiers may go from: a statement in an upward context (no
+# meaning word but "from", "by", "after" and the like), all the modifiers together, plain words only, the
+# article still fitting. Each line breaks one of those conditions and is refused.
+@pytest.mark.parametrize(
+    ("sentence", "proposal", "why"),
+    [
+        # not an upward context: a negation, a modal, a condition, a quantity, a hedge, a question
+        ("A lengthy witness statement from Dana Whitlock was not filed.",
+         "A witness statement from Dana Whitlock was not filed.", QUALIFIES),
+        ("A lengthy witness statement from Dana Whitlock must be filed.",
+         "A witness statement from Dana Whitlock must be filed.", QUALIFIES),
+        ("A lengthy witness statement from Dana Whitlock was filed only once.",
+         "A witness statement from Dana Whitlock was filed only once.", QUALIFIES),
+        ("A lengthy witness statement from Dana Whitlock was filed before the hearing.",
+         "A witness statement from Dana Whitlock was filed before the hearing.", QUALIFIES),
+        ("Castell may also serve a counter-notice.", "Castell may serve a counter-notice.", QUALIFIES),
+        ("Castell has not also served a counter-notice.", "Castell has not served a counter-notice.", QUALIFIES),
+        ("Was a lengthy witness statement filed by Dana Whitlock?", "Was a witness statement filed by Dana Whitlock?",
+         QUALIFIES),
+        # some of the modifiers, not all: a trade secret claim is no secret claim (and the form cannot tell
+        # "trade" from "lengthy")
+        (LENGTHY, "A lengthy statement from Dana Whitlock was filed.", SOME),
+        (LENGTHY, "A witness statement from Dana Whitlock was filed.", SOME),
+        ("A trade secret lawsuit was filed by the buyer.", "A secret lawsuit was filed by the buyer.", SOME),
+        # an -ed or -ing word may open a clause: the phrase's head is not known
+        ("A tax form issued by the buyer was served.", "A form issued by the buyer was served.", QUALIFIES),
+        ("A toy gun was found by the police.", "A gun was found by the police.", MEANING),
+        # the article no longer fits
+        ("An elaborate memo was filed by the buyer.", "An memo was filed by the buyer.", "leaves 'An' before"),
+        ("The tenant has vacated every unit, the basement aside.", "The tenant has vacated every unit.", MEANING),
+        ("A thorough inventory was filed by the buyer.", "A inventory was filed by the buyer.", "leaves 'A' before"),
+        # "the ...": which thing is meant changes; after the verb: a verb may deny ("escaped a lengthy sentence")
+        ("The lengthy witness statement from Dana Whitlock was filed.",
+         "The witness statement from Dana Whitlock was filed.", QUALIFIES),
+        ("The buyer escaped a lengthy prison sentence.", "The buyer escaped a prison sentence.", QUALIFIES),
+        # a word that changes what the noun names, an adverb, a state word, a name, a fact
+        ("A deputy registrar sealed the order.", "A registrar sealed the order.", MEANING),
+        ("A forged deed was registered by the buyer.", "A deed was registered by the buyer.", MEANING),
+        ("A barely legible copy was filed by the buyer.", "A legible copy was filed by the buyer.", QUALIFIES),
+        ("A very late reply was sent by the buyer.", "A reply was sent by the buyer.", MEANING),
+        ("A signed copy was filed by the buyer.", "A copy was filed by the buyer.", QUALIFIES),
+        ("A Castell subsidiary was joined by the buyer.", "A subsidiary was joined by the buyer.", "removes"),
+        ("A 2026 invoice was paid by the buyer.", "A invoice was paid by the buyer.", FACT),
+        # a phrase that does not end before a function word: its head is not known
+        ("A lengthy statement arrived.", "A statement arrived.", QUALIFIES),
+        # an as-clause whose verb says (not vouches), or that holds a fact, or is not set apart
+        ("Halden paid the deposit, as the file copy confirms.", "Halden paid the deposit.", MEANING),
+        ("Halden paid the deposit, as Castell claims.", "Halden paid the deposit.", MEANING),
+        ("Halden paid the deposit, as the ledger of 2026 shows.", "Halden paid the deposit.", FACT),
+        ("Halden paid the same deposit as the ledger shows.", "Halden paid the same deposit.", QUALIFIES),
+        ("Halden paid the deposit, as in the records.", "Halden paid the deposit.", QUALIFIES),
+        ("The court granted the application, as to costs.", "The court granted the application.", QUALIFIES),
+    ],
+)  # fmt: skip
+def test_upward_deletions_are_refused_outside_their_conditions(sentence: str, proposal: str, why: str) -> None:
+    result = shorten(sentence, proposal)
+    assert (result.text, result.shortened) == (sentence, False)
+    assert result.refused.startswith(why), result.refused
+    assert not faithful(proposal, sentence)
+
+
 @pytest.mark.parametrize(
     ("sentence", "proposal"),
     [
@@ -190,7 +267,8 @@ FACTS = ["EUR 2.5 million", "7 March 2027", "10 %", "USD 256,580", "5.2", "INV-0
          "ten per cent", "in May", "on Friday", "three thousand euros"]  # fmt: skip
 ORDINARY = ["the", "buyer", "seller", "signed", "agreement", "retention", "escrow", "agent", "release", "notice",
             "of", "to", "a", "and", "with", "counsel", "letter", "disclosure", "was", "has", "is", "for", "buyer\u2019s",
-            "share", "purchase", "paid", "loan", "court", "motion", "granted", "owes", "in", "on", "at", "that"]  # fmt: skip
+            "share", "purchase", "paid", "loan", "court", "motion", "granted", "owes", "in", "on", "at", "that",
+            "also", "lengthy", "as", "shows", "witness"]  # fmt: skip
 ASIDES = ["(SPA 5.2, p. 54)", "(the purchaser)", "[sic]", "(see cl. 9)", "(not signed)", "\u201cthe funds are ready\u201d",
           "(if any)", "(EUR 3 million)", "\u201cClosing\u201d", "(Castell Holdings GmbH)", '"as is"']  # fmt: skip
 PUNCTUATION = [",", ";", ":", " \u2013", " -"]
