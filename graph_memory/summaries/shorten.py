@@ -21,7 +21,9 @@ every removal is one whose *form* shows it adds no claim to the rest:
   true of a thing is true of any larger set it belongs to), "also", and all
   the modifiers of the noun phrase "a/an ..." that opens it ("A lengthy
   witness statement from X was filed" -> "A statement from X was filed"):
-  something that is a lengthy witness statement is a statement. All or none
+  something that is a lengthy witness statement is a statement. Only of one
+  event ("was filed", "has been served"), not a rule ("A foreign judgment is
+  enforceable" says nothing of every judgment). All or none
   (a "trade secret claim" is no "secret claim"); not in "the ..." (which
   thing is meant changes), not after the verb (a verb can deny: "escaped a
   lengthy sentence"), not when a modifier changes what the noun names
@@ -145,6 +147,12 @@ FUNCTION_WORDS = frozenset(
         "could", "that", "which", "who", "whom", "whose", "and", "or", "but", "as",
     }
 )  # fmt: skip
+_AUXILIARIES = frozenset(
+    {
+        "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "will",
+        "would", "shall", "should", "may", "might", "must", "can", "could",
+    }
+)  # fmt: skip
 # Words that bend the word after them ("a barely legible copy", "a very late reply"): a noun phrase that holds
 # one keeps every word (and so does one that holds an adverb in -ly).
 _DEGREE = frozenset({"very", "quite", "so", "too", "fairly", "pretty", "somewhat", "well", "real"})
@@ -210,7 +218,7 @@ def _modifiers(sentence: str, words: list[Token], hard: set[int]) -> tuple[int, 
     """The words before the head of the noun phrase "a/an ..." that opens the sentence, in order ("lengthy",
     "witness" in "A lengthy witness statement from X was filed": the head is the last word before a function
     word); () when the phrase holds a word that is not plain (a name, a fact, a meaning or state word, an
-    adverb, an -ed or -ing word) or does not end before a function word."""
+    adverb, an -ed or -ing word), does not end before a function word, or the sentence is no single event."""
     if len(words) < 4 or words[0].key not in ("a", "an") or sentence[: words[0].start].strip():
         return ()
     if sentence[words[0].end : words[1].start] != " ":
@@ -222,7 +230,22 @@ def _modifiers(sentence: str, words: list[Token], hard: set[int]) -> tuple[int, 
         if not plain or word.key in STATE_WORDS or word.key in _DEGREE or word.key.endswith(("ly", "ed", "ing")):
             return ()  # an -ed or -ing word may start a clause ("A claim form issued by ..."): its head is unknown
         end += 1
-    return tuple(range(1, end - 1)) if end < len(words) else ()
+    return tuple(range(1, end - 1)) if end < len(words) and _episodic(words, end) else ()
+
+
+def _episodic(words: list[Token], start: int) -> bool:
+    """Whether the first verb from `start` tells of one event: "was/were ...ed" or "has/have/had been ...ed"
+    ("A lengthy statement from X was filed"). Anything else may read as a rule about every such thing ("A
+    foreign judgment is enforceable after registration" says nothing of every judgment)."""
+    verbs = [i for i in range(start, len(words)) if words[i].key in _AUXILIARIES]
+    if not verbs:
+        return False
+    at = verbs[0]
+    if words[at].key in ("has", "have", "had") and at + 1 < len(words) and words[at + 1].key == "been":
+        at += 1
+    elif words[at].key not in ("was", "were"):
+        return False
+    return at + 1 < len(words) and words[at + 1].key.endswith("ed")
 
 
 def _fillers(sentence: str, words: list[Token], hard: set[int]) -> set[int]:

@@ -48,8 +48,8 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
         ("Castell also served a counter-notice.", "Castell served a counter-notice.", "Castell served a counter-notice."),
         ("A lengthy witness statement from Dana Whitlock was filed.", "A statement from Dana Whitlock was filed.",
          "A statement from Dana Whitlock was filed."),
-        ("A lengthy statement from Dana Whitlock was filed.", "Statement from Dana Whitlock was filed.",
-         "Statement from Dana Whitlock was filed."),
+        ("A lengthy statement from Dana Whitlock has been filed.", "Statement from Dana Whitlock has been filed.",
+         "Statement from Dana Whitlock has been filed."),
 
         # an article; no final stop in the proposal: the sentence's own stop is served
         (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under loan agreement",
@@ -214,6 +214,11 @@ SOME = "removes some of a noun phrase's modifiers"
         ("A signed copy was filed by the buyer.", "A copy was filed by the buyer.", QUALIFIES),
         ("A Castell subsidiary was joined by the buyer.", "A subsidiary was joined by the buyer.", "removes"),
         ("A 2026 invoice was paid by the buyer.", "A invoice was paid by the buyer.", FACT),
+        # no single event: a rule about every such thing, or a verb whose form does not show an event
+        ("A foreign judgment is enforceable after registration.", "A judgment is enforceable after registration.",
+         QUALIFIES),
+        ("A lengthy witness statement from Dana Whitlock was inadmissible.",
+         "A statement from Dana Whitlock was inadmissible.", QUALIFIES),
         # a phrase that does not end before a function word: its head is not known
         ("A lengthy statement arrived.", "A statement arrived.", QUALIFIES),
         # an as-clause whose verb says (not vouches), or that holds a fact, or is not set apart
