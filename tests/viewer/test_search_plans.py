@@ -11,8 +11,8 @@
   read of the case table is a probe of one case.
 - The index walk's settings, set by the statement itself, are in force for the walk.
 - A lawyer within the cap gets, from their second search on, the statement for few cases (`Read.few`):
-  the same page, their visible set listed once and no index walk; past the cap, the walled statement,
-  at once when they grow past it.
+  the same page, their visible set listed once, each of their summaries read once for both rankings and
+  no index walk; past the cap, the walled statement, at once when they grow past it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 from django.db import connection, transaction
+from psycopg import _queries as psycopg_queries
 
 from accounts.models import User
 from graph_memory import services
@@ -219,11 +220,17 @@ def test_a_lawyer_within_the_cap_gets_the_statement_for_few_cases_from_their_sec
     assert WALLED in ran[0] and all(WALLED not in sql for sql in ran[1:])
     assert len(ran[1]) < len(ran[0]) and ran[1] == ran[2]
     assert pages[0] == pages[1] == pages[2] and pages[0].results
+    # Short enough for psycopg to split once and keep (plumbing/stmt.py, `_compact`), not on every search.
+    assert len(ran[2].encode()) <= psycopg_queries.MAX_CACHED_STATEMENT_LENGTH
+    assert len(statements[2][1]) <= psycopg_queries.MAX_CACHED_STATEMENT_PARAMS
     plan = plans.analyzed(statements[2])
     assert _rescans_of_the_visible_set(plan) == []
     listed = [n for n in plans.nodes(plan) if n.get("CTE Name") == "vis" and n.get("Actual Loops")]
     assert listed and max(n["Actual Rows"] for n in listed) == FEW  # listed once, whole
     assert not [n for n in plans.nodes(plan) if "hnsw" in n.get("Index Name", "")]
+    # Each visible summary read once, for both rankings (then the page's own, for their snippets).
+    reads = [n for n in plans.nodes(plan) if n.get("Relation Name") == search.S and n.get("Actual Loops")]
+    assert sorted(n["Actual Loops"] for n in reads) == [len(pages[2].results), FEW]
 
 
 def test_a_lawyer_past_the_cap_always_gets_the_walled_statement(big_firm, _fresh_hints) -> None:
