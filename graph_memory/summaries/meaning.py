@@ -177,26 +177,31 @@ STATE_WORDS = frozenset(
 
 
 
+def _key(word: str) -> str:
+    """How a word is looked up: case-folded, curly apostrophes straightened."""
+    return word.casefold().replace("\u2019", "'")
+
+
 def class_of(word: str) -> str | None:
     """The class a word belongs to (case-folded, curly apostrophes straightened), or None."""
-    key = word.casefold().replace("\u2019", "'")
+    key = _key(word)
     return next((name for name, members in CLASSES.items() if key in members), None)
 
 
 def is_meaning_word(word: str) -> bool:
-    key = word.casefold().replace("\u2019", "'")
+    key = _key(word)
     return key in MEANING_WORDS or key.endswith("n't")
 
 
 def denies(word: str) -> bool:
     """Whether `word` denies the word after it: a negator, or a contraction in n't ("hasn't")."""
-    key = word.casefold().replace("\u2019", "'")
+    key = _key(word)
     return key in NEGATORS or key.endswith("n't")
 
 
 def protected_positions(words: list[str]) -> set[int]:
     """The positions in `words` that may not be deleted: meaning words and the words of protected phrases."""
-    keys = [w.casefold().replace("\u2019", "'") for w in words]
+    keys = [_key(w) for w in words]
     found = {i for i, w in enumerate(keys) if is_meaning_word(w)}
     for phrase in PHRASES:
         width = len(phrase)

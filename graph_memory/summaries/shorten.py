@@ -137,20 +137,20 @@ ADDITIVES = frozenset({"also"})
 # Meaning words (of the "time" class) that leave a context upward: what holds from, by, after or during a thing
 # holds of it ("A lengthy statement from the buyer was filed"). Any other meaning word may bend the sentence.
 UPWARD_TIME = frozenset({"from", "by", "after", "during", "upon", "since", "following", "through", "throughout"})
-# What ends the noun phrase "a/an ..." that opens a sentence: a preposition, an auxiliary or a relative word.
-FUNCTION_WORDS = frozenset(
-    {
-        "of", "from", "to", "in", "on", "at", "for", "with", "by", "about", "against", "into", "onto", "under",
-        "over", "between", "through", "within", "without", "after", "before", "during", "since", "until", "upon",
-        "across", "among", "per", "via", "towards", "is", "are", "was", "were", "be", "been", "being", "has",
-        "have", "had", "do", "does", "did", "will", "would", "shall", "should", "may", "might", "must", "can",
-        "could", "that", "which", "who", "whom", "whose", "and", "or", "but", "as",
-    }
-)  # fmt: skip
+# The verbs that may follow a noun phrase as its sentence's first verb ("was", "has", "may").
 _AUXILIARIES = frozenset(
     {
         "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "will",
         "would", "shall", "should", "may", "might", "must", "can", "could",
+    }
+)  # fmt: skip
+# What ends the noun phrase "a/an ..." that opens a sentence: a preposition, an auxiliary or a relative word.
+FUNCTION_WORDS = _AUXILIARIES | frozenset(
+    {
+        "of", "from", "to", "in", "on", "at", "for", "with", "by", "about", "against", "into", "onto", "under",
+        "over", "between", "through", "within", "without", "after", "before", "during", "since", "until", "upon",
+        "across", "among", "per", "via", "towards", "that", "which", "who", "whom", "whose", "and", "or", "but",
+        "as",
     }
 )  # fmt: skip
 # Words that bend the word after them ("a barely legible copy", "a very late reply"): a noun phrase that holds
@@ -248,21 +248,20 @@ def _episodic(words: list[Token], start: int) -> bool:
     return at + 1 < len(words) and words[at + 1].key.endswith("ed")
 
 
-def _fillers(sentence: str, words: list[Token], hard: set[int]) -> set[int]:
+def _fillers(words: list[Token], hard: set[int], upward: bool, modifiers: tuple[int, ...]) -> set[int]:
     """Positions that may go from a unit that is otherwise kept: articles; in an upward context also "also"
     and the modifiers of an opening "a/an ..." (shorten() checks that they go all together)."""
     found = {i for i, w in enumerate(words) if w.key in ARTICLES and i not in hard}
-    if _upward(sentence, words, hard):
-        found |= {i for i, w in enumerate(words) if w.key in ADDITIVES} | set(_modifiers(sentence, words, hard))
+    if upward:
+        found |= {i for i, w in enumerate(words) if w.key in ADDITIVES} | set(modifiers)
     return found
 
 
-def _modifier_refusal(sentence: str, words: list[Token], hard: set[int], kept: list[int]) -> str:
+def _modifier_refusal(words: list[Token], modifiers: tuple[int, ...], kept: list[int]) -> str:
     """Why the modifiers of the opening "a/an ..." may not go as `kept` has them ("" when they may): all go
     or none ("A lengthy witness statement" -> "A statement": whatever its modifiers, it is a statement; but
     a "trade secret claim" is no "secret claim", and the form cannot tell "lengthy" from "trade"), and the
     article must still fit the head ("a" before a consonant, "an" before a vowel)."""
-    modifiers = _modifiers(sentence, words, hard) if _upward(sentence, words, hard) else ()
     gone = [i for i in modifiers if i not in kept]
     if not gone:
         return ""
@@ -419,12 +418,14 @@ def shorten(sentence: str, proposal: str) -> Shortening:
     if len(wanted) < MIN_WORDS:
         return Shortening(sentence, refused="too short")
     hard = meaning.protected_positions([w.text for w in words])
-    kept = _align(words, wanted, units(sentence, words, hard), _fillers(sentence, words, hard))
+    upward = _upward(sentence, words, hard)
+    modifiers = _modifiers(sentence, words, hard) if upward else ()
+    kept = _align(words, wanted, units(sentence, words, hard), _fillers(words, hard, upward, modifiers))
     if kept is None:
         return Shortening(sentence, refused=_why_not(sentence, words, wanted, hard))
     if len(kept) == len(words):
         return whole
-    refusal = _modifier_refusal(sentence, words, hard, kept)
+    refusal = _modifier_refusal(words, modifiers, kept)
     if refusal:
         return Shortening(sentence, refused=refusal)
     text = _served(sentence, words, kept)
