@@ -312,6 +312,7 @@ def run(server: Any) -> str:
     from django.core.management import call_command
 
     from accounts.models import User
+    from bench import faithfulness_blind
     from bench.faithfulness_plants import CLASSES, falsehoods, pack, true_points
     from bench.run import cpu_model
     from graph_memory import services
@@ -395,10 +396,15 @@ def run(server: Any) -> str:
     seconds = time.perf_counter() - started
     for leak in leaks:
         progress(f"SERVED: {leak}")
+    progress("the plants designed blind ...")
+    blind = faithfulness_blind.measure()
+    for leak in blind["leaks"]:
+        progress(f"SERVED (blind): {leak['class']}: {leak['sentence']} -> {leak['served']}")
     return section(
         cases=(len(demo), len(generated)), crafted=crafted, sentences=sum(len(n.sentences) for n in numbered.values()),
         answers=answers, seconds=seconds, falses=falses, trues=trues, counts=counts, leaks=leaks, classes=CLASSES,
         checked=checked, unfaithful=unfaithful, tokens=tokens, cpu=cpu_model(), version=PROMPT_VERSION, commit=commit(),
+        blind=blind,
     )  # fmt: skip
 
 
@@ -485,7 +491,27 @@ def section(**r: Any) -> str:
               "| --- | ---: | ---: | ---: | ---: | ---: |"]  # fmt: skip
     for name, cases, points, v2, v3 in r["tokens"]:
         lines.append(f"| {name} | {cases} | {points:,} | {v2 / cases:,.0f} | {v3 / cases:,.0f} | {100 * (v3 - v2) / v2:+.0f}% |")  # fmt: skip
-    return "\n".join(lines)
+    return "\n".join(lines + blind_lines(r["blind"]))
+
+
+def blind_lines(blind: dict[str, Any]) -> list[str]:
+    """The plants a helper designed without reading the rules (bench/faithfulness_blind.py), as a table."""
+    n, taken, classes = blind["counts"], blind["served"], blind["classes"]
+    rounds = sorted({r for _, r in n})
+    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by a helper that never read the rules, the"
+             f" plants above or their tests; {classes['false']} classes of false shortening, {classes['label-false']}"
+             f" of false label, {classes['true']} of true shortening; round 1 written in full before anything ran,"
+             " rounds 2 and 3 after, aimed at the deletions the refusal messages name as allowed), run through"
+             " `shorten` and `label_problem` (no database):", "",
+             "| plant | " + " | ".join(f"round {r}" for r in rounds) + " |", "| --- |" + " ---: |" * len(rounds)]
+    for kind, what in (("false", "false shortenings served"), ("label-false", "false labels served"),
+                       ("true", "true shortenings served as proposed")):  # fmt: skip
+        cells = [f"{taken[(kind, r)]} of {n[(kind, r)]}" if n[(kind, r)] else "—" for r in rounds]
+        lines.append(f"| {what} | " + " | ".join(cells) + " |")
+    if blind["leaks"]:
+        lines += ["", "Served (why each stands, where it does: `tests/summaries/test_blind_plants.py`):", ""]
+        lines += [f"- {leak['class']}: {leak['sentence']} -> {leak['served']}" for leak in blind["leaks"]]
+    return lines
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ words, in order, are words of the sentence; case, curly quotation marks and
 dashes aside), none of them a word that carries meaning (meaning.py), and
 every removal is one whose *form* shows it adds no claim to the rest:
 
-- an article ("the", "a", "an"), wherever it stands;
+- an article ("the", "a", "an"), wherever it stands, but where it opens a
+  quantity ("a few" is not "few": meaning.py);
 - a connective set apart by commas ("However, ...", "..., however, ...");
 - a note's filing tag before a colon ("Red flag:", "Update:", "For the
   file:"): an allowed list, so any other opening ("Rumour:") stays;
@@ -14,11 +15,14 @@ every removal is one whose *form* shows it adds no claim to the rest:
   short abbreviations of what it cites ("(SPA 5.2, p. 54)", "(Order No. 7)",
   "(letter of 6 April 2027)");
 - a name set between commas after the word it renames ("the buyer,
-  Northwind Holdings, signed");
+  Northwind Holdings, signed"), the sentence's only pair of commas with no
+  "and" or "or" after it (in a series, "only the claimant, Ms Bell, and Mr
+  Ali", the name may be an item of its own);
 - an as-clause set apart by a comma whose verb vouches for the rest ("...,
   as the bank statement shows"): what a record shows or proves, it holds;
 - in a sentence that holds no meaning word (an upward context: whatever is
-  true of a thing is true of any larger set it belongs to), "also", and all
+  true of a thing is true of any larger set it belongs to), "also" in the
+  main clause (not "a tenant who also runs a business"), and all
   the modifiers of the noun phrase "a/an ..." that opens it ("A lengthy
   witness statement from X was filed" -> "A statement from X was filed"):
   something that is a lengthy witness statement is a statement. Only of one
@@ -86,9 +90,10 @@ def _is_fact(token: Token) -> bool:
     )
 
 
-# Words that never carry content: they may go from a clause that is otherwise kept. Only articles: an
-# adverb, however empty it looks, bends what a negation around it denies ("not formally accepted").
-ARTICLES = frozenset({"a", "an", "the"})
+# Words that never carry content: they may go from a clause that is otherwise kept. Only articles (meaning.py
+# protects the one that opens a quantity, "a few"): an adverb, however empty it looks, bends what a negation
+# around it denies ("not formally accepted").
+ARTICLES = meaning.ARTICLES
 # Connectives that only link a sentence to the one before: they may go when commas set them apart
 # ("However, the seller ...", "The landlord, however, has ..."), where nothing in the sentence governs them.
 CONNECTIVES = frozenset(
@@ -132,20 +137,26 @@ EVIDENTIAL_VERBS = frozenset(
     }
 )  # fmt: skip
 # Words that only add the sentence to what came before ("Castell also served a counter-notice"): they may go
-# from a sentence in an upward context, wherever they stand.
+# from a sentence in an upward context, from its main clause: in a clause that restricts a noun ("a tenant
+# who also runs a business from the flat") the word narrows what the sentence speaks of.
 ADDITIVES = frozenset({"also"})
+# Words that open a clause restricting the noun before them.
+RELATIVES = frozenset({"who", "whom", "whose", "which", "that", "where", "whereby", "wherein"})
+# A comma between words, not one inside a number ("EUR 256,580"); and the words that join a series.
+_COMMA = re.compile(r",(?!\d)")
+_SERIES = frozenset({"and", "or", "nor"})
 # Meaning words (of the "time" class) that leave a context upward: what holds from, by, after or during a thing
 # holds of it ("A lengthy statement from the buyer was filed"). Any other meaning word may bend the sentence.
 UPWARD_TIME = frozenset({"from", "by", "after", "during", "upon", "since", "following", "through", "throughout"})
 # The verbs that may follow a noun phrase as its sentence's first verb ("was", "has", "may").
-_AUXILIARIES = frozenset(
+AUXILIARIES = frozenset(
     {
         "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "will",
         "would", "shall", "should", "may", "might", "must", "can", "could",
     }
 )  # fmt: skip
 # What ends the noun phrase "a/an ..." that opens a sentence: a preposition, an auxiliary or a relative word.
-FUNCTION_WORDS = _AUXILIARIES | frozenset(
+FUNCTION_WORDS = AUXILIARIES | frozenset(
     {
         "of", "from", "to", "in", "on", "at", "for", "with", "by", "about", "against", "into", "onto", "under",
         "over", "between", "through", "within", "without", "after", "before", "during", "since", "until", "upon",
@@ -177,9 +188,14 @@ def _citation(words: list[Token], positions: list[int]) -> bool:
 
 
 def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool:
-    """A name set between commas after the word it renames: "the buyer, Northwind Holdings, signed"."""
+    """A name set between commas after the word it renames: "the buyer, Northwind Holdings, signed". The pair
+    must be the sentence's only commas, and no "and", "or" or "nor" may follow it: in a series ("only the
+    claimant, Ms Bell, and Mr Ali attended"; "the trustee, Mr Ali, the beneficiary and nobody else") the name
+    may be an item of its own, and dropping it drops a person from what "only" or "except" says."""
     first, last = positions[0], positions[-1]
     if first == 0 or last == len(words) - 1:
+        return False
+    if len(_COMMA.findall(sentence)) != 2 or any(w.key in _SERIES for w in words[last + 1 :]):
         return False
     before = sentence[words[first - 1].end : words[first].start].strip()
     after = sentence[words[last].end : words[last + 1].start].strip()
@@ -237,7 +253,7 @@ def _episodic(words: list[Token], start: int) -> bool:
     """Whether the first verb from `start` tells of one event: "was/were ...ed" or "has/have/had been ...ed"
     ("A lengthy statement from X was filed"). Anything else may read as a rule about every such thing ("A
     foreign judgment is enforceable after registration" says nothing of every judgment)."""
-    verbs = [i for i in range(start, len(words)) if words[i].key in _AUXILIARIES]
+    verbs = [i for i in range(start, len(words)) if words[i].key in AUXILIARIES]
     if not verbs:
         return False
     at = verbs[0]
@@ -250,10 +266,11 @@ def _episodic(words: list[Token], start: int) -> bool:
 
 def _fillers(words: list[Token], hard: set[int], upward: bool, modifiers: tuple[int, ...]) -> set[int]:
     """Positions that may go from a unit that is otherwise kept: articles; in an upward context also "also"
-    and the modifiers of an opening "a/an ..." (shorten() checks that they go all together)."""
+    (before any relative word) and the modifiers of an opening "a/an ..." (shorten() checks that they go all together)."""
     found = {i for i, w in enumerate(words) if w.key in ARTICLES and i not in hard}
     if upward:
-        found |= {i for i, w in enumerate(words) if w.key in ADDITIVES} | set(modifiers)
+        main = next((i for i, w in enumerate(words) if w.key in RELATIVES), len(words))
+        found |= {i for i, w in enumerate(words[:main]) if w.key in ADDITIVES} | set(modifiers)
     return found
 
 

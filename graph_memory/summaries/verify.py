@@ -14,9 +14,11 @@ Nothing it writes is served as it wrote it:
   removed, none that carries meaning, built from the sentence's characters);
   otherwise the whole sentence is served (`shortening_refused`), never nothing.
 - a label that is long, holds a date, number, amount, name, state word,
-  meaning word or past participle, or a word its point's sentences do not
-  have ("Escrow" over a sentence about rent; "Consent obtained" over "consent
-  is not obtained") is dropped (`label_dropped`); the point stays.
+  meaning word, past participle or a mark that is no letter, or a word its
+  point's sentences do not have ("Escrow" over a sentence about rent;
+  "Consent obtained" over "consent is not obtained"), or that pairs a subject
+  with what its sentence only qualifies ("Deposit refundable" over "...
+  refundable only if ..."), is dropped (`label_dropped`); the point stays.
 - a point the writer put under key dates with no date in its sentences, or
   under money with no amount, is served under recent activity instead
   (`section_moved`): a heading is not a claim the records do not make.
@@ -46,7 +48,7 @@ from graph_memory.summaries.facts import (
 from graph_memory.summaries.meaning import STATE_WORDS
 from graph_memory.summaries.rulebook import MAX_LABEL_CHARS, MAX_SHORT_CHARS, SECTIONS
 from graph_memory.summaries.sentences import NumberedSlice, Sentence
-from graph_memory.summaries.shorten import ARTICLES, shorten
+from graph_memory.summaries.shorten import ARTICLES, AUXILIARIES, shorten, tokens
 
 MAX_LABEL_WORDS = 3
 REASONS = ("unknown_id", "repeated_id", "no_known_sentence", "shortening_refused", "label_dropped", "section_moved")
@@ -146,9 +148,45 @@ def _named_by(word: str, sentences: list[Sentence]) -> bool:
     return False
 
 
+# What a label may hold besides letters: spaces, hyphens, apostrophes, "&" and "/" ("Fees & costs"). A tick, a
+# cross, an arrow or an exclamation mark says how things stand.
+_SYMBOL = re.compile(r"[^\w\s'\u2019&/-]|_")
+
+
+# Words that open a noun phrase: articles, demonstratives and possessives (and any word in 's). Not "no": a
+# phrase it opens is denied ("no termination fee").
+DETERMINERS = ARTICLES | frozenset({"this", "that", "these", "those", "its", "their", "his", "her", "our", "your"})
+
+
+def _several_words_problem(label_words: list[str], sentences: list[Sentence]) -> str | None:
+    """Why a label of several words may not stand over `sentences` (None when it may). When a sentence holds a
+    word that carries meaning (meaning.py: a negation, a condition, a hedge, a quantity), such a label can pair
+    a subject with what the sentence says of it without the qualifier ("Deposit refundable" over "... is
+    refundable only if planning is refused"; "Director knew" over "There is no evidence that the director
+    knew"). It may stand only as a noun phrase the sentence itself closes: its words in a row after a word that
+    opens a noun phrase and before an auxiliary verb ("Escrow agent" over "The escrow agent may release ..."),
+    where no verb can end it. One word names a topic and needs none of this."""
+    texts = [tokens(s.text) for s in sentences]
+    if not any(meaning.protected_positions([t.text for t in found]) for found in texts):
+        return None
+    width = len(label_words)
+    for found in texts:
+        keys = [t.key for t in found]
+        for start in range(1, len(keys) - width):
+            opener, after = keys[start - 1], keys[start + width]
+            if (
+                keys[start : start + width] == label_words
+                and (opener in DETERMINERS or opener.endswith(("'s", "\u2019s")))
+                and after in AUXILIARIES
+            ):
+                return None
+    return "several words that are no noun phrase of a sentence that qualifies what it says"
+
+
 def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = None) -> str | None:
     """Why `label` may not be served (None when it may). A label groups points and never states: it holds
-    no date, number, amount, name, state word, meaning word or past participle, and each of its words is a
+    no date, number, amount, mark that is no letter, name, state word, meaning word or past participle, several
+    words only as a noun phrase of a sentence that qualifies what it says, and each of its words is a
     generic heading or a word of the point's own sentences in some form, not only right after a negation
     ("Escrow" over "The escrow agent may release ..."; not "Escrow" over a sentence about rent, nor
     "Consent obtained" over "... consent is not obtained ...")."""
@@ -156,10 +194,12 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
         return "too long"
     if any(c.isdigit() for c in label) or any(c in label for c in "$€£¥%"):
         return "holds a number"
-    tokens = [w for w in words(label) if w not in ARTICLES]
-    if not tokens:
+    if _SYMBOL.search(label):
+        return "holds a mark that is no letter ('Rent ✓', 'Deposit ✗', 'Rent!')"
+    label_words = [w for w in words(label) if w not in ARTICLES]
+    if not label_words:
         return "no words"
-    for word in tokens:
+    for word in label_words:
         if word in GENERIC_HEADINGS:
             continue  # "Notes" groups; it is not the verb of "X notes that"
         if is_fact_word(word) and word != "and":
@@ -172,7 +212,11 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
             return f"holds a past participle: {word}"
         if word in names.words:
             return f"holds a name: {word}"
-    strangers = [w for w in tokens if sentences is not None and not _named_by(w, sentences)]
+    if sentences is not None and len([w for w in label_words if w not in GENERIC_HEADINGS]) > 1:
+        problem = _several_words_problem([t.key for t in tokens(label) if t.key not in ARTICLES], sentences)
+        if problem:
+            return problem
+    strangers = [w for w in label_words if sentences is not None and not _named_by(w, sentences)]
     if strangers:
         return f"not a word of its sentences (or only right after a negation): {', '.join(strangers)}"
     return None

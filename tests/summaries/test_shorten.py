@@ -158,6 +158,21 @@ SERVED_FALSEHOODS = [
     # whose name
     ("Castell, Brightline and Okafor LLP represent the buyer in the arbitration.",
      "Brightline and Okafor LLP represent the buyer in the arbitration."),
+    # found by a blind red team: an article that opens a quantity ("a few" is not "few")
+    ("A few of the invoices were paid by the buyer.", "Few of the invoices were paid by the buyer."),
+    ("The court gave a little weight to the expert report.", "The court gave little weight to the expert report."),
+    ("A good few creditors supported the plan.", "Good few creditors supported the plan."),
+    ("Quite a few of the tenants paid the increased rent.", "Quite few of the tenants paid the increased rent."),
+    # a name in a series may be an item of its own, not a second name for the word before it
+    ("Only the claimant, Ms Bell, and Mr Ali attended the meeting.", "Only the claimant and Mr Ali attended the meeting."),
+    ("The injunction binds the defendant, Mr Smith, and his employees.",
+     "The injunction binds the defendant and his employees."),
+    ("The deed was signed by the trustee, Mr Ali, the beneficiary and nobody else.",
+     "The deed was signed by the trustee, the beneficiary and nobody else."),
+    # "also" in a clause that restricts a noun narrows what the sentence speaks of
+    ("A tenant who also runs a business from the flat was sued by the landlord.",
+     "A tenant who runs a business from the flat was sued by the landlord."),
+    ("Employees who also work weekends receive the bonus.", "Employees who work weekends receive the bonus."),
 ]  # fmt: skip
 
 
