@@ -272,10 +272,17 @@ def test_what_a_check_and_a_lookup_probe_starts_with_the_viewers_firm(world: dic
 
 
 def test_the_variant_index_hands_over_none_of_their_parties(world: dict[str, Any]) -> None:
-    """Measured, not only planned: the firm admin's variant probes return exactly our parties' entries,
-    though theirs hold the same names ten times over."""
+    """Measured, not only planned: the firm admin's check reads no map row but in our firm's partition, and
+    its variant probes return no more than our parties' entries, though theirs hold the same names ten times
+    over. (On our small partition the planner may answer a reading through the firm's key index and a filter
+    instead of the variant index: the same rows, fewer of them through the variant index.)"""
     firm, admin = world["firm"], world["admin"]
     [(_, plan)] = plans_of(lambda: services.conflicts_check(viewer=admin, name="Northwind Holdings"), analyze=True)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT DISTINCT tableoid::regclass::text FROM {N} WHERE firm_id = %s", [firm.pk])
+        ours = {row[0] for row in cursor.fetchall()}
+    read_from = {n["Relation Name"] for n in plans.nodes(plan) if _parents().get(n.get("Relation Name", "")) == N}
+    assert len(ours) == 1 and read_from == ours
     probes = [n for n in plans.nodes(by_parent(plan)) if n.get("Index Name") == "gm_node_party_variants"]
     read = sum(round(p["Actual Rows"] * p["Actual Loops"]) for p in probes)  # per loop, rounded to two decimals
 
@@ -291,7 +298,7 @@ def test_the_variant_index_hands_over_none_of_their_parties(world: dict[str, Any
                 found += cursor.fetchone()[0]
         return found
 
-    assert probes and entries(firm.pk) > 0 and read == entries(firm.pk)
+    assert entries(firm.pk) > 0 and read <= entries(firm.pk)
     assert entries(world["theirs"].pk) >= 5 * entries(firm.pk)
 
 
