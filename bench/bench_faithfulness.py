@@ -495,21 +495,23 @@ def section(**r: Any) -> str:
 
 
 def blind_lines(blind: dict[str, Any]) -> list[str]:
-    """The plants a helper designed without reading the rules (bench/faithfulness_blind.py), as a table."""
+    """The plants two helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
     n, taken, classes = blind["counts"], blind["served"], blind["classes"]
     rounds = sorted({r for _, r in n})
-    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by a helper that never read the rules, the"
-             f" plants above or their tests; {classes['false']} classes of false shortening, {classes['label-false']}"
-             f" of false label, {classes['true']} of true shortening; round 1 written in full before anything ran,"
-             " rounds 2 and 3 after, aimed at the deletions the refusal messages name as allowed), run through"
-             " `shorten` and `label_problem` (no database):", "",
-             "| plant | " + " | ".join(f"round {r}" for r in rounds) + " |", "| --- |" + " ---: |" * len(rounds)]
+    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by two helpers, each alone, that never read"
+             f" the rules, the plants above or their tests; {classes['false']} classes of false shortening,"
+             f" {classes['label-false']} of false label, {classes['true']} of true shortening; each set's round 1"
+             " written in full before anything ran, later rounds after, aimed at the deletions the refusal"
+             " messages name as allowed; set 2 written after set 1's holes were closed), run through `shorten`"
+             " and `label_problem` (no database):", "",
+             "| plant | " + " | ".join(f"set {s}, round {r}" for s, r in rounds) + " |",
+             "| --- |" + " ---: |" * len(rounds)]  # fmt: skip
     for kind, what in (("false", "false shortenings served"), ("label-false", "false labels served"),
                        ("true", "true shortenings served as proposed")):  # fmt: skip
         cells = [f"{taken[(kind, r)]} of {n[(kind, r)]}" if n[(kind, r)] else "—" for r in rounds]
         lines.append(f"| {what} | " + " | ".join(cells) + " |")
     if blind["leaks"]:
-        lines += ["", "Served (why each stands, where it does: `tests/summaries/test_blind_plants.py`):", ""]
+        lines += ["", "Served (why each stands: `tests/summaries/test_blind_plants.py`):", ""]
         lines += [f"- {leak['class']}: {leak['sentence']} -> {leak['served']}" for leak in blind["leaks"]]
     return lines
 

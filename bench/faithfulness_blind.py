@@ -1,32 +1,37 @@
-"""Planted falsehoods and true shortenings designed blind: by a helper that never read the shortening, meaning
-or label rules (graph_memory/summaries/), this bench's own plants or their tests, only issue 27's text and the
-two functions' signatures. So they test classes the rules' authors did not design against.
+"""Planted falsehoods and true shortenings designed blind: by two helpers, each working alone, that never read
+the shortening, meaning or label rules (graph_memory/summaries/), this bench's own plants or their tests, only
+issue 27's text and the two functions' signatures. So they test classes the rules' authors did not design
+against.
 
-`faithfulness_blind.json` holds them, each {"round", "kind", "class", "sentence", "proposal" or "label",
-"names", "why"}. Round 1 (48 classes of false shortening, 19 of false label, 11 of true shortening) was written
-in full before anything ran. Rounds 2 and 3 were written after round 1 had run, aimed at the kinds of deletion
-the refusal messages named as allowed. Every proposal is the sentence with words removed (the helper checked
-it). Kinds: "false" (a shortening that states what the sentence does not), "label-false" (a label that does),
-"true" (a shortening a good model would make).
+`faithfulness_blind.json` holds them, each {"set", "round", "kind", "class", "sentence", "proposal" or
+"label", "names" or "parties", "why"}. Set 1 (stop 50's first helper): round 1 written in full before
+anything ran; rounds 2 and 3 after, aimed at the kinds of deletion the refusal messages named as allowed. Set
+2 (a second helper, after set 1's holes were closed, never shown set 1): round 1 blind, round 2 aimed the
+same way. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
+shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
+a good model would make).
 
-`measure()` runs them through what a served statement passes: `shorten.shorten` for a proposal and
+`served()` runs a plant through what a served statement passes: `shorten.shorten` for a proposal,
 `verify.label_problem` for a label, with the case's names as `verify._Names` reads them from the sentence
-(its only record here) plus the plant's own "names". Pure functions: no database, no server.
+(its only record here) and the plant's parties. Pure functions: no database, no server.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 PLANTS_FILE = Path(__file__).with_name("faithfulness_blind.json")
+KINDS = ("false", "label-false", "true")
 
 
-def plants() -> list[dict[str, Any]]:
-    return json.loads(PLANTS_FILE.read_text())
+@cache
+def plants() -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(PLANTS_FILE.read_text()))
 
 
 def served(plant: dict[str, Any]) -> str | None:
@@ -39,25 +44,25 @@ def served(plant: dict[str, Any]) -> str | None:
     if plant["kind"] in ("false", "true"):
         result = shorten(plant["sentence"], plant["proposal"])
         return result.text if result.shortened else None
-    context = SimpleNamespace(items=[SimpleNamespace(body=plant["sentence"])], party_names=[])
-    names = _Names(SimpleNamespace(context=context))  # type: ignore[arg-type]
-    names.words |= set(plant["names"])  # the case's parties, as the helper gave them
+    record = SimpleNamespace(body=plant["sentence"])
+    names = _Names(SimpleNamespace(context=SimpleNamespace(items=[record], party_names=plant.get("parties", []))))  # type: ignore[arg-type]
+    names.words |= set(plant.get("names", []))  # set 1's helper gave the parties as words
     problem = label_problem(plant["label"], names, [Sentence("s1", "note:n1", plant["sentence"])])
     return plant["label"] if problem is None else None
 
 
 def measure() -> dict[str, Any]:
-    """Per kind and round: plants, how many were served, and every served falsehood."""
-    counts: Counter[tuple[str, int]] = Counter()
-    taken: Counter[tuple[str, int]] = Counter()
+    """Per kind and (set, round): plants and how many were served; every served falsehood; classes per kind."""
+    counts: Counter[tuple[str, tuple[int, int]]] = Counter()
+    taken: Counter[tuple[str, tuple[int, int]]] = Counter()
     leaks = []
     for plant in plants():
-        key = (plant["kind"], plant["round"])
+        key = (plant["kind"], (plant["set"], plant["round"]))
         counts[key] += 1
         text = served(plant)
         if text is not None:
             taken[key] += 1
             if plant["kind"] != "true":
                 leaks.append({**plant, "served": text})
-    classes = {kind: len({p["class"] for p in plants() if p["kind"] == kind}) for kind in ("false", "label-false", "true")}
+    classes = {kind: len({(p["set"], p["class"]) for p in plants() if p["kind"] == kind}) for kind in KINDS}
     return {"counts": counts, "served": taken, "leaks": leaks, "classes": classes}

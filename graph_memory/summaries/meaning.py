@@ -121,6 +121,10 @@ CLASSES: dict[str, frozenset[str]] = {
             "position", "version", "account", "opinion", "perspective", "understanding", "recollection",
             "impression", "belief", "tbc", "tbd", "unclear", "uncertain", "unknown", "doubtful", "questionable",
             "unsure", "rumours", "rumors", "speculation", "reputedly", "supposedly", "ostensibly",
+            "seemingly", "arguably",
+            # who complains of it or accuses someone of it: "the buyer complains of defective goods"
+            *_verb("complain", "accuse", "describe", "characterise", "characterize"), "complaint", "complaints",
+            "accusation", "accusations",
         }
     ),
     # deputy, fake, so-called: the noun then names someone or something else ("the deputy registrar" is not
@@ -131,7 +135,9 @@ CLASSES: dict[str, frozenset[str]] = {
             "elect", "ex", "erstwhile", "onetime", "outgoing", "incoming", "future", "shadow", "nominee",
             "alternate", "substitute", "trainee", "fake", "false", "counterfeit", "forged", "fictitious", "sham",
             "mock", "imitation", "pseudo", "quasi", "so-called", "would-be", "self-styled", "supposed", "dissolved",
-            "defunct", "toy", "replica", "dummy", "decoy", "model", "specimen", "template",
+            "defunct", "toy", "replica", "dummy", "decoy", "model", "specimen", "template", "notional",
+            "hypothetical", "theoretical", "deemed", "constructive", "fictional", "imaginary", "virtual",
+            "phantom", "illusory", "ostensible",
         }
     ),
 }

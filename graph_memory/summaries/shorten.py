@@ -7,13 +7,15 @@ dashes aside), none of them a word that carries meaning (meaning.py), and
 every removal is one whose *form* shows it adds no claim to the rest:
 
 - an article ("the", "a", "an"), wherever it stands, but where it opens a
-  quantity ("a few" is not "few": meaning.py);
+  quantity ("a few" is not "few": meaning.py) or a second noun phrase after
+  "and" or "or" ("the chairman and the chief executive" are two people);
 - a connective set apart by commas ("However, ...", "..., however, ...");
 - a note's filing tag before a colon ("Red flag:", "Update:", "For the
   file:"): an allowed list, so any other opening ("Rumour:") stays;
 - a bracketed aside that only cites: numbers, dates, citation words and
   short abbreviations of what it cites ("(SPA 5.2, p. 54)", "(Order No. 7)",
-  "(letter of 6 April 2027)");
+  "(letter of 6 April 2027)"), and not one a capitalised word follows, which
+  is part of a name ("Greenfield Estates (2015) Limited");
 - a name set between commas after the word it renames ("the buyer,
   Northwind Holdings, signed"), the sentence's only pair of commas with no
   "and" or "or" after it (in a series, "only the claimant, Ms Bell, and Mr
@@ -178,7 +180,11 @@ class Unit:
 
 
 def _citation(words: list[Token], positions: list[int]) -> bool:
-    """A bracketed aside that only cites: numbers, citation words and short abbreviations of what it cites."""
+    """A bracketed aside that only cites: numbers, citation words and short abbreviations of what it cites. Not
+    one a capitalised word follows: that aside is part of a name ("Greenfield Estates (2015) Limited")."""
+    after = positions[-1] + 1
+    if after < len(words) and words[after].text[:1].isupper():
+        return False
     return any(any(c.isdigit() for c in words[i].text) for i in positions) and all(
         _is_fact(words[i])
         or words[i].key.rstrip(".") in CITATION_WORDS
@@ -266,8 +272,13 @@ def _episodic(words: list[Token], start: int) -> bool:
 
 def _fillers(words: list[Token], hard: set[int], upward: bool, modifiers: tuple[int, ...]) -> set[int]:
     """Positions that may go from a unit that is otherwise kept: articles; in an upward context also "also"
-    (before any relative word) and the modifiers of an opening "a/an ..." (shorten() checks that they go all together)."""
-    found = {i for i, w in enumerate(words) if w.key in ARTICLES and i not in hard}
+    (before any relative word) and the modifiers of an opening "a/an ..." (shorten() checks that they go all
+    together). Not an article right after "and" or "or": it opens a second noun phrase, and without it the two
+    may read as one ("the chairman and the chief executive approved" is two people, "the chairman and chief
+    executive" may be one)."""
+    found = {
+        i for i, w in enumerate(words) if w.key in ARTICLES and i not in hard and not (i and words[i - 1].key in _SERIES)
+    }
     if upward:
         main = next((i for i, w in enumerate(words) if w.key in RELATIVES), len(words))
         found |= {i for i, w in enumerate(words[:main]) if w.key in ADDITIVES} | set(modifiers)

@@ -16,9 +16,11 @@ Nothing it writes is served as it wrote it:
 - a label that is long, holds a date, number, amount, name, state word,
   meaning word, past participle or a mark that is no letter, or a word its
   point's sentences do not have ("Escrow" over a sentence about rent;
-  "Consent obtained" over "consent is not obtained"), or that pairs a subject
-  with what its sentence only qualifies ("Deposit refundable" over "...
-  refundable only if ..."), is dropped (`label_dropped`); the point stays.
+  "Consent obtained" over "consent is not obtained"; a word only inside a
+  quotation), or several words that do not stand in a row in its sentence or
+  that pair a subject with what its sentence only qualifies ("Director knew"
+  over "There is no evidence that the director knew"), is dropped
+  (`label_dropped`); the point stays.
 - a point the writer put under key dates with no date in its sentences, or
   under money with no amount, is served under recent activity instead
   (`section_moved`): a heading is not a claim the records do not make.
@@ -132,14 +134,19 @@ def _same_root(label_word: str, word: str) -> bool:
     return len(label_word) > 5 and word.startswith(root)
 
 
+# A quotation: someone's words, not the record's ("refers to a \u201cbinding deal\u201d").
+_QUOTED = re.compile(r"\u201c[^\u201d]*\u201d|\"[^\"]*\"")
+
+
 def _named_by(word: str, sentences: list[Sentence]) -> bool:
     """Whether a label word is a generic heading or a word of the point's sentences in some form, somewhere
     not right after a word that denies it ("Termination" over "no termination fee" would read as the
-    opposite; "Price" over "disputes the price review" is that point's topic)."""
+    opposite; "Price" over "disputes the price review" is that point's topic) and not inside a quotation
+    ("Loan" over 'called the payment a "loan"': someone's word for it)."""
     if word in GENERIC_HEADINGS:
         return True
     for sentence in sentences:
-        text = words(sentence.text)
+        text = words(_QUOTED.sub(" ", sentence.text))
         for position, other in enumerate(text):
             if _same_root(word, other):
                 before = [w for w in text[:position] if w not in ARTICLES][-1:]
@@ -153,33 +160,45 @@ def _named_by(word: str, sentences: list[Sentence]) -> bool:
 _SYMBOL = re.compile(r"[^\w\s'\u2019&/-]|_")
 
 
+# What joins two topics in one label.
+_TOPICS_JOINED = re.compile(r"\s*(?:&|/|\band\b)\s*", re.IGNORECASE)
 # Words that open a noun phrase: articles, demonstratives and possessives (and any word in 's). Not "no": a
 # phrase it opens is denied ("no termination fee").
 DETERMINERS = ARTICLES | frozenset({"this", "that", "these", "those", "its", "their", "his", "her", "our", "your"})
 
 
 def _several_words_problem(label_words: list[str], sentences: list[Sentence]) -> str | None:
-    """Why a label of several words may not stand over `sentences` (None when it may). When a sentence holds a
-    word that carries meaning (meaning.py: a negation, a condition, a hedge, a quantity), such a label can pair
-    a subject with what the sentence says of it without the qualifier ("Deposit refundable" over "... is
-    refundable only if planning is refused"; "Director knew" over "There is no evidence that the director
-    knew"). It may stand only as a noun phrase the sentence itself closes: its words in a row after a word that
-    opens a noun phrase and before an auxiliary verb ("Escrow agent" over "The escrow agent may release ..."),
-    where no verb can end it. One word names a topic and needs none of this."""
-    texts = [tokens(s.text) for s in sentences]
-    if not any(meaning.protected_positions([t.text for t in found]) for found in texts):
-        return None
+    """Why a label of several words may not stand over `sentences` (None when it may). Its words must stand in
+    a row in one of them, outside quotation marks: words taken from here and there pair what the sentence
+    does not ("Landlord's deposit" over "The landlord's agent received the tenant's deposit"; "Insolvent
+    landlord" over "The landlord was solvent and the tenant was insolvent"), and a quotation is someone's
+    words ("Binding deal" over 'refers to a "binding deal"'). When that sentence holds a word that carries
+    meaning (meaning.py: a negation, a condition, a hedge, a quantity), the row may still pair a subject with
+    what the sentence says of it without the qualifier ("Director knew" over "There is no evidence that the
+    director knew"), so it must be a noun phrase the sentence itself closes: after a word that opens a noun
+    phrase and before an auxiliary verb ("Escrow agent" over "The escrow agent may release ..."), where no
+    verb can end it. One word names a topic and needs none of this."""
     width = len(label_words)
-    for found in texts:
-        keys = [t.key for t in found]
-        for start in range(1, len(keys) - width):
-            opener, after = keys[start - 1], keys[start + width]
-            if (
-                keys[start : start + width] == label_words
-                and (opener in DETERMINERS or opener.endswith(("'s", "\u2019s")))
-                and after in AUXILIARIES
-            ):
-                return None
+    rows = []
+    for sentence in sentences:
+        found = tokens(sentence.text)
+        qualified = bool(meaning.protected_positions([t.text for t in found]))
+        quoted = [m.span() for m in _QUOTED.finditer(sentence.text)]
+        parts = [(part, t.start) for t in found for part in t.key.split("-")]  # as the label's words: "strike-out"
+        keys = [part for part, _ in parts]
+        for start in range(len(keys) - width + 1):
+            inside = any(a <= parts[i][1] < b for i in range(start, start + width) for a, b in quoted)
+            if keys[start : start + width] == label_words and not inside:
+                rows.append((keys, start, qualified))
+    if not rows:
+        return "several words that do not stand in a row in its sentences, outside quotation marks"
+    for keys, start, qualified in rows:
+        opener = keys[start - 1] if start else ""
+        after = keys[start + width] if start + width < len(keys) else ""
+        if not qualified or (
+            (opener in DETERMINERS or opener.endswith(("'s", "\u2019s"))) and after in AUXILIARIES
+        ):
+            return None
     return "several words that are no noun phrase of a sentence that qualifies what it says"
 
 
@@ -212,11 +231,15 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
             return f"holds a past participle: {word}"
         if word in names.words:
             return f"holds a name: {word}"
-    if sentences is not None and len([w for w in label_words if w not in GENERIC_HEADINGS]) > 1:
-        problem = _several_words_problem([t.key for t in tokens(label) if t.key not in ARTICLES], sentences)
-        if problem:
-            return problem
-    strangers = [w for w in label_words if sentences is not None and not _named_by(w, sentences)]
+    if sentences is None:
+        return None
+    for topic in _TOPICS_JOINED.split(label):  # "Fees & costs": two topics
+        topic_words = [part for t in tokens(topic) if t.key not in ARTICLES for part in t.key.split("-")]
+        if len(topic_words) > 1 and any(w not in GENERIC_HEADINGS for w in topic_words):
+            problem = _several_words_problem(topic_words, sentences)
+            if problem:
+                return problem
+    strangers = [w for w in label_words if not _named_by(w, sentences)]
     if strangers:
         return f"not a word of its sentences (or only right after a negation): {', '.join(strangers)}"
     return None

@@ -169,6 +169,12 @@ SERVED_FALSEHOODS = [
      "The injunction binds the defendant and his employees."),
     ("The deed was signed by the trustee, Mr Ali, the beneficiary and nobody else.",
      "The deed was signed by the trustee, the beneficiary and nobody else."),
+    # an aside inside a name; an article that opens a second noun phrase (a second blind red team)
+    ("The defendant is Greenfield Estates (2015) Limited.", "The defendant is Greenfield Estates Limited."),
+    ("The chairman and the chief executive approved the transaction.",
+     "The chairman and chief executive approved the transaction."),
+    ("The secretary or the treasurer of the club signed the cheque.",
+     "The secretary or treasurer of the club signed the cheque."),
     # "also" in a clause that restricts a noun narrows what the sentence speaks of
     ("A tenant who also runs a business from the flat was sued by the landlord.",
      "A tenant who runs a business from the flat was sued by the landlord."),
