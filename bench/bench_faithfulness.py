@@ -498,11 +498,12 @@ def blind_lines(blind: dict[str, Any]) -> list[str]:
     """The plants two helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
     n, taken, classes = blind["counts"], blind["served"], blind["classes"]
     rounds = sorted({r for _, r in n})
-    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by two helpers, each alone, that never read"
+    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by three helpers, each alone, that never read"
              f" the rules, the plants above or their tests; {classes['false']} classes of false shortening,"
              f" {classes['label-false']} of false label, {classes['true']} of true shortening; each set's round 1"
              " written in full before anything ran, later rounds after, aimed at the deletions the refusal"
-             " messages name as allowed; set 2 written after set 1's holes were closed), run through `shorten`"
+             " messages name as allowed; each set written after the holes of the sets before were closed), run"
+             " through `shorten`"
              " and `label_problem` (no database):", "",
              "| plant | " + " | ".join(f"set {s}, round {r}" for s, r in rounds) + " |",
              "| --- |" + " ---: |" * len(rounds)]  # fmt: skip
@@ -512,7 +513,8 @@ def blind_lines(blind: dict[str, Any]) -> list[str]:
         lines.append(f"| {what} | " + " | ".join(cells) + " |")
     if blind["leaks"]:
         lines += ["", "Served (why each stands: `tests/summaries/test_blind_plants.py`):", ""]
-        lines += [f"- {leak['class']}: {leak['sentence']} -> {leak['served']}" for leak in blind["leaks"]]
+        lines += [f"- {leak['class']}: {leak['sentence']} -> {leak['served']}"
+                  + (f" ({leak['reviewed']})" if leak.get("reviewed") else "") for leak in blind["leaks"]]
     return lines
 
 

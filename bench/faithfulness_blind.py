@@ -1,12 +1,13 @@
-"""Planted falsehoods and true shortenings designed blind: by two helpers, each working alone, that never read
+"""Planted falsehoods and true shortenings designed blind: by three helpers, each working alone, that never read
 the shortening, meaning or label rules (graph_memory/summaries/), this bench's own plants or their tests, only
 issue 27's text and the two functions' signatures. So they test classes the rules' authors did not design
 against.
 
 `faithfulness_blind.json` holds them, each {"set", "round", "kind", "class", "sentence", "proposal" or
-"label", "names" or "parties", "why"}. Set 1 (stop 50's first helper): round 1 written in full before
-anything ran; rounds 2 and 3 after, aimed at the kinds of deletion the refusal messages named as allowed. Set
-2 (a second helper, after set 1's holes were closed, never shown set 1): round 1 blind, round 2 aimed the
+"label", "names" or "parties", "why"}, and "reviewed" where the plant's own helper, on review, found it true
+or harmless. Set 1 (stop 50's first helper): round 1 written in full before anything ran; rounds 2 and 3
+after, aimed at the kinds of deletion the refusal messages named as allowed. Sets 2 and 3 (a helper each,
+each after the holes of the sets before were closed, shown none of them): round 1 blind, round 2 aimed the
 same way. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
 a good model would make).

@@ -6,9 +6,11 @@ words, in order, are words of the sentence; case, curly quotation marks and
 dashes aside), none of them a word that carries meaning (meaning.py), and
 every removal is one whose *form* shows it adds no claim to the rest:
 
-- an article ("the", "a", "an"), wherever it stands, but where it opens a
-  quantity ("a few" is not "few": meaning.py) or a second noun phrase after
-  "and" or "or" ("the chairman and the chief executive" are two people);
+- an article ("the", "a", "an"), but where it opens a quantity ("a few" is
+  not "few": meaning.py) or a second noun phrase after "and" or "or" ("the
+  chairman and the chief executive" are two people), stands before a fact, a
+  meaning word or a word that picks out one thing ("the only person", "the
+  latter"), or is a capital "A" inside the sentence (a letter: "the A shares");
 - a connective set apart by commas ("However, ...", "..., however, ...");
 - a note's filing tag before a colon ("Red flag:", "Update:", "For the
   file:"): an allowed list, so any other opening ("Rumour:") stays;
@@ -270,15 +272,29 @@ def _episodic(words: list[Token], start: int) -> bool:
     return at + 1 < len(words) and words[at + 1].key.endswith("ed")
 
 
+# Words after "the" that pick out one thing among others: without the article the sentence speaks of any such
+# thing ("the one director who voted against" is not "one director who voted against").
+_PICKING = frozenset({"one", "same", "latter", "very", "said", "selfsame"})
+
+
+def _article(words: list[Token], i: int, hard: set[int]) -> bool:
+    """Whether the article at `i` may go: not one meaning.py protects, not a capital "A" inside the sentence
+    (a letter: "the A shares", "Schedule A"), not one after "and" or "or" (it opens a second noun phrase:
+    "the chairman and the chief executive" are two people), and not one before a fact, a meaning word or a
+    word that picks out one thing ("the only person liable", "the one director", "the latter")."""
+    if i in hard or (i and words[i].text != words[i].text.lower()) or (i and words[i - 1].key in _SERIES):
+        return False
+    after = i + 1
+    return after < len(words) and not (
+        after in hard or _is_fact(words[after]) or words[after].key in _PICKING
+    )
+
+
 def _fillers(words: list[Token], hard: set[int], upward: bool, modifiers: tuple[int, ...]) -> set[int]:
     """Positions that may go from a unit that is otherwise kept: articles; in an upward context also "also"
     (before any relative word) and the modifiers of an opening "a/an ..." (shorten() checks that they go all
-    together). Not an article right after "and" or "or": it opens a second noun phrase, and without it the two
-    may read as one ("the chairman and the chief executive approved" is two people, "the chairman and chief
-    executive" may be one)."""
-    found = {
-        i for i, w in enumerate(words) if w.key in ARTICLES and i not in hard and not (i and words[i - 1].key in _SERIES)
-    }
+    together). Not every article may go (_article)."""
+    found = {i for i, w in enumerate(words) if w.key in ARTICLES and _article(words, i, hard)}
     if upward:
         main = next((i for i, w in enumerate(words) if w.key in RELATIVES), len(words))
         found |= {i for i, w in enumerate(words[:main]) if w.key in ADDITIVES} | set(modifiers)

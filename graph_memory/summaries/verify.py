@@ -17,7 +17,7 @@ Nothing it writes is served as it wrote it:
   meaning word, past participle or a mark that is no letter, or a word its
   point's sentences do not have ("Escrow" over a sentence about rent;
   "Consent obtained" over "consent is not obtained"; a word only inside a
-  quotation), or several words that do not stand in a row in its sentence or
+  quotation; "Guilty" over "did not find the director guilty"), or several words that do not stand in a row in its sentence or
   that pair a subject with what its sentence only qualifies ("Director knew"
   over "There is no evidence that the director knew"), is dropped
   (`label_dropped`); the point stays.
@@ -50,7 +50,7 @@ from graph_memory.summaries.facts import (
 from graph_memory.summaries.meaning import STATE_WORDS
 from graph_memory.summaries.rulebook import MAX_LABEL_CHARS, MAX_SHORT_CHARS, SECTIONS
 from graph_memory.summaries.sentences import NumberedSlice, Sentence
-from graph_memory.summaries.shorten import ARTICLES, AUXILIARIES, shorten, tokens
+from graph_memory.summaries.shorten import ARTICLES, AUXILIARIES, FUNCTION_WORDS, shorten, tokens
 
 MAX_LABEL_WORDS = 3
 REASONS = ("unknown_id", "repeated_id", "no_known_sentence", "shortening_refused", "label_dropped", "section_moved")
@@ -116,6 +116,21 @@ PARTICIPLES = frozenset(
 )  # fmt: skip
 
 
+# Words that are a number, a share, a frequency or a time of their own ("Third notice", "Double rent", "Quarterly
+# rent", "Midnight"): a label may not hold one, as it may hold no digit.
+NUMBER_LIKE = frozenset(
+    {
+        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+        "eleventh", "twelfth", "twentieth", "hundredth", "thousandth", "millionth", "last", "final",
+        "single", "double", "triple", "treble", "quadruple", "dual", "twofold", "threefold", "twice", "thrice",
+        "half", "halves", "quarter", "quarters", "thirds", "fifths", "tenths",
+        "daily", "weekly", "fortnightly", "monthly", "quarterly", "annual", "annually", "yearly", "biannual",
+        "biennial", "hourly", "midnight", "midday", "noon", "morning", "afternoon", "evening", "overnight",
+        "winter", "summer", "autumn", "spring", "today", "yesterday", "tomorrow",
+    }
+)  # fmt: skip
+
+
 # Headings that group without naming anything in particular: a label may be one of these.
 GENERIC_HEADINGS = frozenset(
     {
@@ -134,24 +149,42 @@ def _same_root(label_word: str, word: str) -> bool:
     return len(label_word) > 5 and word.startswith(root)
 
 
+
+
 # A quotation: someone's words, not the record's ("refers to a \u201cbinding deal\u201d").
 _QUOTED = re.compile(r"\u201c[^\u201d]*\u201d|\"[^\"]*\"")
+# Words that open a noun phrase: articles, demonstratives and possessives (any word in 's). Not "no": a
+# phrase it opens is denied ("no termination fee").
+DETERMINERS = ARTICLES | frozenset({"this", "that", "these", "those", "its", "their", "his", "her", "our", "your"})
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+# What a noun follows: a word that opens a noun phrase, or a preposition.
+_NOUN_OPENERS = DETERMINERS | (FUNCTION_WORDS - AUXILIARIES - {"that", "which", "who", "whom", "whose", "and", "or", "but", "as"})
 
 
 def _named_by(word: str, sentences: list[Sentence]) -> bool:
     """Whether a label word is a generic heading or a word of the point's sentences in some form, somewhere
     not right after a word that denies it ("Termination" over "no termination fee" would read as the
     opposite; "Price" over "disputes the price review" is that point's topic) and not inside a quotation
-    ("Loan" over 'called the payment a "loan"': someone's word for it)."""
+    ("Loan" over 'called the payment a "loan"': someone's word for it). After a word that denies, however far
+    after, it must name a thing the sentence speaks of, a word after "the", "a", a possessive or a
+    preposition, not what the sentence denies of it ("Assignment" over "has not consented to the
+    assignment", "Termination" over "did not receive the notice of termination"; not "Guilty" over "The jury
+    did not find the director guilty", nor "Binding" over "was not, on the evidence, binding")."""
     if word in GENERIC_HEADINGS:
         return True
     for sentence in sentences:
-        text = words(_QUOTED.sub(" ", sentence.text))
-        for position, other in enumerate(text):
-            if _same_root(word, other):
-                before = [w for w in text[:position] if w not in ARTICLES][-1:]
-                if not (before and meaning.denies(before[0])):
-                    return True
+        found = [part for t in tokens(_QUOTED.sub(" ", sentence.text)) for part in t.key.split("-")]
+        for position, other in enumerate(found):
+            if not _same_root(word, _POSSESSIVE.sub("", other)):
+                continue
+            before = [k for k in found[:position] if k not in ARTICLES][-1:]
+            if before and meaning.denies(before[0]):
+                continue
+            opener = found[position - 1] if position else ""
+            denied = any(meaning.denies(k) for k in found[:position])
+            if denied and opener not in _NOUN_OPENERS and not _POSSESSIVE.search(opener):
+                continue
+            return True
     return False
 
 
@@ -162,9 +195,6 @@ _SYMBOL = re.compile(r"[^\w\s'\u2019&/-]|_")
 
 # What joins two topics in one label.
 _TOPICS_JOINED = re.compile(r"\s*(?:&|/|\band\b)\s*", re.IGNORECASE)
-# Words that open a noun phrase: articles, demonstratives and possessives (and any word in 's). Not "no": a
-# phrase it opens is denied ("no termination fee").
-DETERMINERS = ARTICLES | frozenset({"this", "that", "these", "those", "its", "their", "his", "her", "our", "your"})
 
 
 def _several_words_problem(label_words: list[str], sentences: list[Sentence]) -> str | None:
@@ -196,7 +226,7 @@ def _several_words_problem(label_words: list[str], sentences: list[Sentence]) ->
         opener = keys[start - 1] if start else ""
         after = keys[start + width] if start + width < len(keys) else ""
         if not qualified or (
-            (opener in DETERMINERS or opener.endswith(("'s", "\u2019s"))) and after in AUXILIARIES
+            (opener in DETERMINERS or _POSSESSIVE.search(opener)) and after in AUXILIARIES
         ):
             return None
     return "several words that are no noun phrase of a sentence that qualifies what it says"
@@ -221,7 +251,7 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
     for word in label_words:
         if word in GENERIC_HEADINGS:
             continue  # "Notes" groups; it is not the verb of "X notes that"
-        if is_fact_word(word) and word != "and":
+        if (is_fact_word(word) and word != "and") or word in NUMBER_LIKE:
             return f"holds a date or amount word: {word}"
         if meaning.is_meaning_word(word):
             return f"holds a meaning word: {word}"

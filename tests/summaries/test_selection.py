@@ -363,6 +363,12 @@ NOT_IN_A_ROW = "several words that do not stand in a row in its sentences"
         # someone's words, not the record's
         ("Binding deal", "The claimant's email refers to a \u201cbinding deal\u201d.", NOT_IN_A_ROW),
         ("Loan", 'The defendant called the payment a "loan".', "not a word of its sentences"),
+        # what a sentence denies, however far the denial stands (a third blind red team)
+        ("Guilty", "The jury did not find the director guilty.", "not a word of its sentences"),
+        ("Binding", "The contract was not, on the evidence, binding.", "not a word of its sentences"),
+        # a number, a share, a frequency or a time spelled as a word
+        ("Third notice", "The landlord served a third notice in the spring.", "holds a date or amount word"),
+        ("Quarterly rent", "The quarterly rent was payable in advance.", "holds a date or amount word"),
         # a noun phrase the sentence does not close before an auxiliary: the form cannot tell it from the above
         ("Tax audit", "The buyer may withhold the retention until the tax audit closes.", SEVERAL),
         # marks that say how things stand

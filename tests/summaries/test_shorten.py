@@ -175,6 +175,12 @@ SERVED_FALSEHOODS = [
      "The chairman and chief executive approved the transaction."),
     ("The secretary or the treasurer of the club signed the cheque.",
      "The secretary or treasurer of the club signed the cheque."),
+    # a capital "A" inside the sentence is a letter; "the" before a word that picks out one thing (a third)
+    ("Only the A shares carry voting rights.", "Only the shares carry voting rights."),
+    ("The holders of Class A shares were paid a dividend.", "The holders of Class shares were paid a dividend."),
+    ("The defendant was the one director who voted against the loan.",
+     "The defendant was one director who voted against the loan."),
+    ("Mr Hale and Ms Cole were directors; the latter resigned.", "Mr Hale and Ms Cole were directors; latter resigned."),
     # "also" in a clause that restricts a noun narrows what the sentence speaks of
     ("A tenant who also runs a business from the flat was sued by the landlord.",
      "A tenant who runs a business from the flat was sued by the landlord."),
