@@ -512,9 +512,11 @@ def blind_lines(blind: dict[str, Any]) -> list[str]:
         cells = [f"{taken[(kind, r)]} of {n[(kind, r)]}" if n[(kind, r)] else "—" for r in rounds]
         lines.append(f"| {what} | " + " | ".join(cells) + " |")
     if blind["leaks"]:
-        lines += ["", "Served (why each stands: `tests/summaries/test_blind_plants.py`):", ""]
+        lines += ["", "Served, each with why it stands by design (`faithfulness_blind.by_design`; one served and not"
+                  " by design fails `tests/summaries/test_blind_plants.py`):", ""]
         lines += [f"- {leak['class']}: {leak['sentence']} -> {leak['served']}"
-                  + (f" ({leak['reviewed']})" if leak.get("reviewed") else "") for leak in blind["leaks"]]
+                  + (f" ({leak['by_design']})" if leak["by_design"] else " (**not by design**)")
+                  for leak in blind["leaks"]]
     return lines
 
 

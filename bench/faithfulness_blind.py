@@ -52,6 +52,29 @@ def served(plant: dict[str, Any]) -> str | None:
     return plant["label"] if problem is None else None
 
 
+def by_design(plant: dict[str, Any]) -> str:
+    """Why the plant may be served ("" when it may not): a label of one word over a sentence that hedges or
+    alleges names what the point is about ("Forgery" over "The claimant alleges that the defendant forged the
+    signature", as "Settlement" over "The client wants to settle"); a label that is a row of its sentence's
+    own words over a sentence that qualifies nothing says what the sentence says ("Insolvent" over "The
+    company was insolvent when the loan was made"); and a plant its own helper, on review, found true or
+    harmless says so in its "reviewed" field."""
+    from graph_memory.summaries import meaning
+    from graph_memory.summaries.shorten import ARTICLES, tokens
+
+    if plant.get("reviewed"):
+        return plant["reviewed"]
+    if plant["kind"] != "label-false":
+        return ""
+    sentence = [t.key for t in tokens(plant["sentence"])]
+    label = [t.key for t in tokens(plant["label"]) if t.key not in ARTICLES]
+    qualified = bool(meaning.protected_positions(sentence))
+    if len(label) == 1 and qualified:
+        return "one word names a topic"
+    rows = any(sentence[i : i + len(label)] == label for i in range(len(sentence)))
+    return "a row of its sentence's words, over a sentence that qualifies nothing" if rows and not qualified else ""
+
+
 def measure() -> dict[str, Any]:
     """Per kind and (set, round): plants and how many were served; every served falsehood; classes per kind."""
     counts: Counter[tuple[str, tuple[int, int]]] = Counter()
@@ -64,6 +87,6 @@ def measure() -> dict[str, Any]:
         if text is not None:
             taken[key] += 1
             if plant["kind"] != "true":
-                leaks.append({**plant, "served": text})
+                leaks.append({**plant, "served": text, "by_design": by_design(plant)})
     classes = {kind: len({(p["set"], p["class"]) for p in plants() if p["kind"] == kind}) for kind in KINDS}
     return {"counts": counts, "served": taken, "leaks": leaks, "classes": classes}
