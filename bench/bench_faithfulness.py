@@ -472,8 +472,10 @@ def section(**r: Any) -> str:
               " as-clauses; in an upward context \"also\" and all the modifiers of an opening \"a/an ...\")."
               " A clause after a semicolon has the form of a superseding clause; a modifier in \"the ...\" (which"
               " thing is meant changes) or one of several in \"a/an ...\" (\"trade secret claim\" is no \"secret"
-              " claim\") has the form of a role or identity word dropped; a label word only right after \"not\""
-              " reads as the opposite. Those true points are served as the whole sentence (or without their"
+              " claim\") has the form of a role or identity word dropped; a label word right after \"not\" reads"
+              " as the opposite, and one after a word that denies, however far after, and not after \"the\", a"
+              " possessive or a preposition, has the form of what is denied (\"Guilty\" over \"did not find the"
+              " director guilty\"; a \"non-compete\" earlier in the sentence is such a word). Those true points are served as the whole sentence (or without their"
               " label): weaker than proposed, never lost, never false."]
     c = r["counts"]
     lines += ["", f"Every served statement of kind \"sentence\" ({r['checked']:,}) checked: `shorten.faithful(text,"
