@@ -475,7 +475,7 @@ def section(**r: Any) -> str:
               " claim\") has the form of a role or identity word dropped; a label word right after \"not\" reads"
               " as the opposite, and one after a word that denies, however far after, and not after \"the\", a"
               " possessive or a preposition, has the form of what is denied (\"Guilty\" over \"did not find the"
-              " director guilty\"; the 4 such drops here are text the splitter keeps as one sentence across a company's"
+              " director guilty\"; such drops in this corpus were text the splitter keeps as one sentence across a company's"
               " \"LLC.\", \"... was not signed by Aster Capital LLC. Damages are claimed ...\"). Those true points are served as the whole sentence (or without their"
               " label): weaker than proposed, never lost, never false."]
     c = r["counts"]
