@@ -17,10 +17,11 @@ Nothing it writes is served as it wrote it:
   meaning word, past participle or a mark that is no letter, or a word its
   point's sentences do not have ("Escrow" over a sentence about rent;
   "Consent obtained" over "consent is not obtained"; a word only inside a
-  quotation; "Guilty" over "did not find the director guilty"), or several words that do not stand in a row in its sentence or
-  that pair a subject with what its sentence only qualifies ("Director knew"
-  over "There is no evidence that the director knew"), is dropped
-  (`label_dropped`); the point stays.
+  quotation; "Guilty" over "did not find the director guilty"), or several
+  words that do not stand in a row in its sentence or that pair a subject
+  with what its sentence only qualifies ("Director knew" over "There is no
+  evidence that the director knew"), is dropped (`label_dropped`); the point
+  stays.
 - a point the writer put under key dates with no date in its sentences, or
   under money with no amount, is served under recent activity instead
   (`section_moved`): a heading is not a claim the records do not make.
@@ -149,8 +150,6 @@ def _same_root(label_word: str, word: str) -> bool:
     return len(label_word) > 5 and word.startswith(root)
 
 
-
-
 # A quotation: someone's words, not the record's ("refers to a \u201cbinding deal\u201d").
 _QUOTED = re.compile(r"\u201c[^\u201d]*\u201d|\"[^\"]*\"")
 # Words that open a noun phrase: articles, demonstratives and possessives (any word in 's). Not "no": a
@@ -159,6 +158,13 @@ DETERMINERS = ARTICLES | frozenset({"this", "that", "these", "those", "its", "th
 _POSSESSIVE = re.compile(r"['\u2019]s$")
 # What a noun follows: a word that opens a noun phrase, or a preposition.
 _NOUN_OPENERS = DETERMINERS | (FUNCTION_WORDS - AUXILIARIES - {"that", "which", "who", "whom", "whose", "and", "or", "but", "as"})
+
+
+def _parts(text: str) -> list[tuple[str, bool]]:
+    """The words of `text` as a label's words are read (case-folded, a hyphenated word as its parts:
+    "strike-out" is "strike", "out"), each with whether it stands in a quotation."""
+    quoted = [m.span() for m in _QUOTED.finditer(text)]
+    return [(part, any(a <= t.start < b for a, b in quoted)) for t in tokens(text) for part in t.key.split("-")]
 
 
 def _named_by(word: str, sentences: list[Sentence]) -> bool:
@@ -173,7 +179,7 @@ def _named_by(word: str, sentences: list[Sentence]) -> bool:
     if word in GENERIC_HEADINGS:
         return True
     for sentence in sentences:
-        found = [part for t in tokens(_QUOTED.sub(" ", sentence.text)) for part in t.key.split("-")]
+        found = [part for part, quoted in _parts(sentence.text) if not quoted]
         for position, other in enumerate(found):
             if not _same_root(word, _POSSESSIVE.sub("", other)):
                 continue
@@ -211,13 +217,11 @@ def _several_words_problem(label_words: list[str], sentences: list[Sentence]) ->
     width = len(label_words)
     rows = []
     for sentence in sentences:
-        found = tokens(sentence.text)
-        qualified = bool(meaning.protected_positions([t.text for t in found]))
-        quoted = [m.span() for m in _QUOTED.finditer(sentence.text)]
-        parts = [(part, t.start) for t in found for part in t.key.split("-")]  # as the label's words: "strike-out"
+        parts = _parts(sentence.text)
+        qualified = bool(meaning.protected_positions([t.text for t in tokens(sentence.text)]))
         keys = [part for part, _ in parts]
         for start in range(len(keys) - width + 1):
-            inside = any(a <= parts[i][1] < b for i in range(start, start + width) for a, b in quoted)
+            inside = any(quoted for _, quoted in parts[start : start + width])
             if keys[start : start + width] == label_words and not inside:
                 rows.append((keys, start, qualified))
     if not rows:
