@@ -156,11 +156,6 @@ PHRASES: tuple[tuple[str, ...], ...] = (
 
 MEANING_WORDS: frozenset[str] = frozenset().union(*CLASSES.values())
 
-# Articles: words that never carry content of their own, but for one place: an article that opens a quantity
-# is part of it ("a few of the invoices were paid" is not "few of the invoices were paid"; "a good few", "the
-# whole"), so protected_positions() protects an article one or two words before a quantity word.
-ARTICLES = frozenset({"a", "an", "the"})
-
 # The negation words that deny the word after them ("no termination fee", "not consented"): not the verbs of
 # the class, which take what follows as their object ("disputes the price review" is about the price review).
 NEGATORS = frozenset(
@@ -211,12 +206,9 @@ def denies(word: str) -> bool:
 
 
 def protected_positions(words: list[str]) -> set[int]:
-    """The positions in `words` that may not be deleted: meaning words, the words of protected phrases, and an
-    article that opens a quantity ("a few", "a good few", "the whole")."""
+    """The positions in `words` that may not be deleted: meaning words and the words of protected phrases."""
     keys = [_key(w) for w in words]
     found = {i for i, w in enumerate(keys) if is_meaning_word(w)}
-    quantities = CLASSES["quantity"]
-    found |= {i for i, w in enumerate(keys) if w in ARTICLES and quantities.intersection(keys[i + 1 : i + 3])}
     for phrase in PHRASES:
         width = len(phrase)
         for start in range(len(keys) - width + 1):

@@ -7,7 +7,7 @@ dashes aside), none of them a word that carries meaning (meaning.py), and
 every removal is one whose *form* shows it adds no claim to the rest:
 
 - an article ("the", "a", "an"), but where it opens a quantity ("a few" is
-  not "few": meaning.py) or a second noun phrase after "and" or "or" ("the
+  not "few") or a second noun phrase after "and" or "or" ("the
   chairman and the chief executive" are two people), stands before a fact, a
   meaning word or a word that picks out one thing ("the only person", "the
   latter"), or is a capital "A" inside the sentence (a letter: "the A shares");
@@ -94,10 +94,10 @@ def _is_fact(token: Token) -> bool:
     )
 
 
-# Words that never carry content: they may go from a clause that is otherwise kept. Only articles (meaning.py
-# protects the one that opens a quantity, "a few"): an adverb, however empty it looks, bends what a negation
-# around it denies ("not formally accepted").
-ARTICLES = meaning.ARTICLES
+# Words that never carry content: they may go from a clause that is otherwise kept (not every one: _article).
+# Only articles: an adverb, however empty it looks, bends what a negation around it denies ("not formally
+# accepted").
+ARTICLES = frozenset({"a", "an", "the"})
 # Connectives that only link a sentence to the one before: they may go when commas set them apart
 # ("However, the seller ...", "The landlord, however, has ..."), where nothing in the sentence governs them.
 CONNECTIVES = frozenset(
@@ -275,16 +275,21 @@ def _episodic(words: list[Token], start: int) -> bool:
 # Words after "the" that pick out one thing among others: without the article the sentence speaks of any such
 # thing ("the one director who voted against" is not "one director who voted against").
 _PICKING = frozenset({"one", "same", "latter", "very", "said", "selfsame"})
+_QUANTITIES = meaning.CLASSES["quantity"]
 
 
 def _article(words: list[Token], i: int, hard: set[int]) -> bool:
-    """Whether the article at `i` may go: not one meaning.py protects, not a capital "A" inside the sentence
-    (a letter: "the A shares", "Schedule A"), not one after "and" or "or" (it opens a second noun phrase:
-    "the chairman and the chief executive" are two people), and not one before a fact, a meaning word or a
-    word that picks out one thing ("the only person liable", "the one director", "the latter")."""
+    """Whether the article at `i` may go: not one inside a protected phrase ("in the event"), not a capital
+    "A" inside the sentence (a letter: "the A shares", "Schedule A"), not one after "and" or "or" (it opens a
+    second noun phrase: "the chairman and the chief executive" are two people), not one that opens a quantity
+    ("a few of the invoices were paid" is not "few of ..."; "a good few"), and not one before a fact, a
+    meaning word or a word that picks out one thing ("the only person liable", "the one director", "the
+    latter")."""
     if i in hard or (i and words[i].text != words[i].text.lower()) or (i and words[i - 1].key in _SERIES):
         return False
     after = i + 1
+    if any(w.key in _QUANTITIES for w in words[after : after + 2]):
+        return False
     return after < len(words) and not (
         after in hard or _is_fact(words[after]) or words[after].key in _PICKING
     )
