@@ -4,8 +4,12 @@
 when the next word starts like one (a capital, a digit, a quotation mark or a
 bracket) and the word it closes is not an abbreviation a legal record uses:
 "p. 54", "No. 7", "Art. 5", "cl. 9", "e.g.", "U.S.", initials ("J. Lee"),
-titles and company forms. A decimal ("5.2") has no space after its point, so
-it never ends one.
+titles and company forms. A company form that closes a name ("Inc.", "LLC.",
+"Ltd.") is its name's last word, so a capitalised word after it opens the
+next sentence ("... signed by Aster Capital LLC. Damages are claimed ..."),
+unless that word is another company form ("Ltd.") or a digit, bracket or
+quotation mark follows ("Acme Inc. (the Buyer)"). A decimal ("5.2") has no
+space after its point, so it never ends one.
 
 `number` gives every sentence of the slice's narrative records (the case's
 description, notes, drafts, document pages) an id, `s1`, `s2`, ... in slice
@@ -22,10 +26,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from graph_memory.summaries.context import ContextSlice
+from graph_memory.summaries.facts import name_key
 
 NARRATIVE_KINDS = ("header", "note", "draft", "document")
 CUT_MARK = "…"
 
+# Company forms that close a name (compared case-folded, with their stop): a capitalised word after one opens a
+# sentence. "Co." and "Bros." are not among them: a name goes on after them ("Castell Co. Ltd.", "Warner Bros.
+# Pictures").
+COMPANY_FORMS = frozenset({"inc.", "corp.", "ltd.", "plc.", "llc.", "llp.", "s.a.", "n.v.", "b.v.", "ag."})
 # Words that end with a full stop without ending a sentence (compared case-folded, with their stop).
 ABBREVIATIONS = frozenset(
     {
@@ -40,7 +49,7 @@ ABBREVIATIONS = frozenset(
         "mr.", "mrs.", "ms.", "dr.", "prof.", "sr.", "jr.", "st.", "hon.", "mt.", "messrs.", "gen.", "col.",
         "capt.", "lt.", "rev.", "sen.", "rep.", "gov.", "pres.", "supt.", "dept.", "univ.",
         # company forms
-        "inc.", "corp.", "ltd.", "co.", "bros.", "plc.", "llc.", "llp.", "s.a.", "n.v.", "b.v.", "ag.",
+        "co.", "bros.", *COMPANY_FORMS,
         # months and days
         "jan.", "feb.", "mar.", "apr.", "jun.", "jul.", "aug.", "sep.", "sept.", "oct.", "nov.", "dec.",
         "mon.", "tue.", "tues.", "wed.", "thu.", "thur.", "thurs.", "fri.", "sat.", "sun.",
@@ -88,6 +97,9 @@ def _ends_sentence(text: str, end: re.Match[str]) -> bool:
     if closing[0] != "." or len(closing) > 1:
         return True  # ! or ?, or a full stop inside or after a closing mark: "(... p. 54)." ends
     word = text[: end.start() + 1].rsplit(None, 1)[-1].lstrip("\"'“\u2018([")
+    if word.casefold() in COMPANY_FORMS:
+        following = text[end.end() :].split(None, 1)[0]
+        return following[:1].isalpha() and name_key(following) != ""  # "Ltd." after "Inc." names on
     return word.casefold() not in ABBREVIATIONS and not _INITIALS.fullmatch(word)
 
 

@@ -11,13 +11,19 @@ every removal is one whose *form* shows it adds no claim to the rest:
   chairman and the chief executive" are two people), stands before a fact, a
   meaning word or a word that picks out one thing ("the only person", "the
   latter"), or is a capital "A" inside the sentence (a letter: "the A shares");
-- a connective set apart by commas ("However, ...", "..., however, ...");
+- a connective set apart by commas ("However, ...", "In addition, ...",
+  "..., however, ..."), not one between two clauses ("The buyer paid,
+  however, the seller shipped" is no "The buyer paid the seller shipped");
 - a note's filing tag before a colon ("Red flag:", "Update:", "For the
   file:"): an allowed list, so any other opening ("Rumour:") stays;
 - a bracketed aside that only cites: numbers, dates, citation words and
   short abbreviations of what it cites ("(SPA 5.2, p. 54)", "(Order No. 7)",
   "(letter of 6 April 2027)"), and not one a capitalised word follows, which
   is part of a name ("Greenfield Estates (2015) Limited");
+- a bracketed aside that only gives the words before it a short name: "the"
+  and capitalised words, or a quoted term ("The share purchase agreement
+  (the SPA) was signed", '(the "Buyer")'), not a bare capitalised word, which
+  may say how things stand ("(Superseded)");
 - a name set between commas after the word it renames ("the buyer,
   Northwind Holdings, signed"), the sentence's only pair of commas with no
   "and" or "or" after it (in a series, "only the claimant, Ms Bell, and Mr
@@ -99,11 +105,17 @@ def _is_fact(token: Token) -> bool:
 # accepted").
 ARTICLES = frozenset({"a", "an", "the"})
 # Connectives that only link a sentence to the one before: they may go when commas set them apart
-# ("However, the seller ...", "The landlord, however, has ..."), where nothing in the sentence governs them.
+# ("However, the seller ...", "The landlord, however, has ...", "In addition, ..."), where nothing in the
+# sentence governs them; a phrase only whole ("by contrast": its "by" is no time word there). Not one that
+# makes the rest conditional or one option of several ("otherwise", "alternatively", "then", "instead").
 CONNECTIVES = frozenset(
     {
-        "however", "moreover", "furthermore", "additionally", "also", "indeed", "meanwhile", "accordingly",
-        "therefore", "thus", "hence", "notably", "importantly", "separately", "finally", "overall",
+        ("however",), ("moreover",), ("furthermore",), ("additionally",), ("also",), ("indeed",), ("meanwhile",),
+        ("accordingly",), ("therefore",), ("thus",), ("hence",), ("notably",), ("importantly",), ("separately",),
+        ("finally",), ("overall",), ("nevertheless",), ("nonetheless",), ("consequently",), ("firstly",),
+        ("secondly",), ("thirdly",), ("lastly",), ("besides",), ("likewise",), ("similarly",),
+        ("in", "addition"), ("in", "particular"), ("as", "a", "result"), ("in", "contrast"), ("by", "contrast"),
+        ("in", "the", "meantime"), ("on", "the", "other", "hand"),
     }
 )  # fmt: skip
 # What sets a part of a sentence apart: a comma, semicolon, colon, dash (not a hyphen in a word) or bracket.
@@ -131,6 +143,8 @@ FILING_TAGS = frozenset(
     }
 )  # fmt: skip
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
+# A defined term as a bracket holds it (quotation marks made straight): "the" and words, or a quoted term.
+_DEFINED = re.compile(r'the (?P<plain>[^"]+)|(?:the )?"(?P<quoted>[^"]+)"')
 # Verbs of an as-clause that vouch for the rest: what a record shows, records or proves holds ("the buyer paid,
 # as the bank statement shows"). Verbs of saying stay: they are meaning words (meaning.py, "hedge").
 EVIDENTIAL_VERBS = frozenset(
@@ -192,6 +206,34 @@ def _citation(words: list[Token], positions: list[int]) -> bool:
         or words[i].key.rstrip(".") in CITATION_WORDS
         or (bool(_ACRONYM.fullmatch(words[i].text)) and words[i].key not in STATE_WORDS)
         for i in positions
+    )
+
+
+def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bool:
+    """A bracketed aside that only gives the words before it a short name: "the" and capitalised words, or a
+    term in quotation marks ("The share purchase agreement (the SPA) was signed", '(the "Buyer")'). It
+    holds no fact, state word or -ed word (not "(the Terminated Agreement)"), sits right after a word (no
+    comma or colon between) and no capitalised word follows it (part of a name: "Greenfield Estates (the
+    Second) Limited"). A bare capitalised word may say how things stand ("(Superseded)", "(Withdrawn)"), so
+    it stays."""
+    first, last = positions[0], positions[-1]
+    if first == 0 or (last + 1 < len(words) and words[last + 1].text[:1].isupper()):
+        return False
+    opened = sentence.rfind("(", words[first - 1].end, words[first].start)
+    closed = sentence.find(")", words[last].end)
+    if opened < 0 or closed < 0 or sentence[words[first - 1].end : opened].strip():
+        return False
+    inside = normalise_quote(sentence[opened + 1 : closed])
+    term = _DEFINED.fullmatch(inside)
+    if not term:
+        return False
+    named = [i for i in positions if words[i].key != "the" or i != first]
+    return all(
+        not _is_fact(words[i])
+        and words[i].key not in STATE_WORDS
+        and not words[i].key.endswith("ed")
+        and (term["quoted"] is not None or words[i].text[:1].isupper())
+        for i in named
     )
 
 
@@ -321,21 +363,42 @@ def _modifier_refusal(words: list[Token], modifiers: tuple[int, ...], kept: list
     return ""
 
 
-def _set_apart(sentence: str, words: list[Token], last: int, mark: str) -> bool:
-    """Whether the word at `last` is followed by `mark` (and, for a comma, opens the sentence or follows one)."""
+# Words that open a clause's subject: a connective between commas before one joins two clauses.
+_SUBJECT_OPENERS = ARTICLES | frozenset(
+    {
+        "this", "that", "these", "those", "its", "their", "his", "her", "our", "my", "your", "it", "he", "she",
+        "they", "we", "i", "you", "there", "each", "every", "all", "both", "some", "any", "no",
+    }
+)  # fmt: skip
+
+
+def _joins_clauses(words: list[Token], positions: list[int]) -> bool:
+    """Whether a connective inside the sentence stands between two clauses ("The buyer paid, however, the
+    seller shipped"): without it and its commas the first clause's verb takes the second's subject ("The
+    buyer paid the seller shipped"). After a subject ("The landlord, however, has ...") a verb follows it."""
+    following = positions[-1] + 1
+    if positions[0] == 0 or following >= len(words):
+        return False
+    return words[following].key in _SUBJECT_OPENERS or words[following].text[:1].isupper()
+
+
+def _set_apart(sentence: str, words: list[Token], positions: list[int], mark: str) -> bool:
+    """Whether the words at `positions` are followed by `mark` (and, for a comma, open the sentence or follow
+    one)."""
+    first, last = positions[0], positions[-1]
     if last + 1 >= len(words):
         return False
     after = sentence[words[last].end : words[last + 1].start].strip()
     if mark != "," or after != ",":
         return after == mark
-    return last == 0 or sentence[words[last - 1].end : words[last].start].strip() == ","
+    return first == 0 or sentence[words[first - 1].end : words[first].start].strip() == ","
 
 
 def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
     """The sentence as units, in order, and which may go whole. Only parts whose form shows they add no
-    claim to the rest may go: a bracketed aside that only cites ("(SPA 5.2, p. 54)"), a name set between
-    commas after the word it renames, a connective set apart by commas ("However,", ", however,") and a
-    note's filing tag ("Red flag:"). Anything else stays: a clause that may qualify the rest ("in the
+    claim to the rest may go: a bracketed aside that only cites ("(SPA 5.2, p. 54)") or only names ("(the
+    SPA)"), a name set between commas after the word it renames, a connective set apart by commas
+    ("However,", ", however,", "In addition,") and a note's filing tag ("Red flag:"). Anything else stays: a clause that may qualify the rest ("in the
     seller's view", "as to costs", "Rumour:"), or a clause of its own that may overrule it ("; the Court
     of Appeal discharged the injunction"). No list of words can tell those from an aside, so none is
     trusted to."""
@@ -360,13 +423,13 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
     result = []
     for positions in found:
         if positions[0] == 0 and tuple(words[i].key for i in positions) in FILING_TAGS:
-            removable = _set_apart(sentence, words, positions[-1], ":")  # "Note:" files; it says nothing
+            removable = _set_apart(sentence, words, positions, ":")  # "Note:" files; it says nothing
+        elif tuple(words[i].key for i in positions) in CONNECTIVES:
+            removable = _set_apart(sentence, words, positions, ",") and not _joins_clauses(words, positions)
         elif any(i in hard for i in positions):
             removable = False
         elif aside_of.get(positions[0]) is not None:
-            removable = _citation(words, positions)
-        elif len(positions) == 1 and words[positions[0]].key in CONNECTIVES:
-            removable = _set_apart(sentence, words, positions[0], ",")
+            removable = _citation(words, positions) or _defined_term(sentence, words, positions)
         else:
             removable = _appositive(sentence, words, positions) or _vouching(sentence, words, positions)
         result.append(Unit(tuple(positions), removable=removable))
@@ -495,8 +558,8 @@ def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[i
     if facts:
         return "removes a fact (only an aside that only cites may take one with it): " + ", ".join(facts)
     return "removes a part that may qualify the rest (only articles, connectives and filing tags set apart,"\
-        " citing asides, names between commas, vouching as-clauses and, in an upward context, 'also' and an"\
-        " opening 'a/an' phrase's modifiers may go)"
+        " citing asides, defined terms in brackets, names between commas, vouching as-clauses and, in an"\
+        " upward context, 'also' and an opening 'a/an' phrase's modifiers may go)"
 
 
 def faithful(served: str, sentence: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from graph_memory.summaries.context import ContextItem, ContextSlice
-from graph_memory.summaries.sentences import ABBREVIATIONS, CUT_MARK, NARRATIVE_KINDS, number, split
+from graph_memory.summaries.sentences import ABBREVIATIONS, COMPANY_FORMS, CUT_MARK, NARRATIVE_KINDS, number, split
 
 ABBRS = sorted(ABBREVIATIONS)
 
@@ -15,13 +15,32 @@ def _forms(abbr: str) -> list[str]:
     return sorted({abbr, abbr[:1].upper() + abbr[1:], abbr.upper()})
 
 
-@pytest.mark.parametrize("abbr", ABBRS)
-@pytest.mark.parametrize("following", ["12", "Lee", "(3)", "\u201cClosing\u201d"])
+@pytest.mark.parametrize(
+    ("abbr", "following"),
+    [
+        (abbr, following)
+        for abbr in ABBRS
+        for following in ["12", "Lee", "(3)", "\u201cClosing\u201d"]
+        # a capitalised word after a company form opens a sentence: test_a_company_form_closes_its_name
+        if not (abbr in COMPANY_FORMS and following[:1].isalpha())
+    ],
+)
 def test_an_abbreviation_does_not_end_a_sentence(abbr: str, following: str) -> None:
     for form in _forms(abbr):
         sentence = f"The note cites {form} {following} and the buyer agreed to it."
         assert split(sentence) == [sentence]
         assert split(f"{sentence} The seller objected.") == [sentence, "The seller objected."]
+
+
+@pytest.mark.parametrize("abbr", sorted(COMPANY_FORMS))
+def test_a_company_form_closes_its_name(abbr: str) -> None:
+    """"... signed by Aster Capital LLC. Damages are claimed ...": the name ends there, and so does the sentence;
+    another company form, a bracket, a number or a lower-case word after it continue the sentence."""
+    for form in _forms(abbr):
+        first = f"The release was not signed by Aster Capital {form}"
+        assert split(f"{first} Damages are claimed in full.") == [first, "Damages are claimed in full."]
+        for going_on in ("Ltd. was served.", "(the Buyer) was served.", "12 shares were sold.", "was served."):
+            assert split(f"{first} {going_on}") == [f"{first} {going_on}"]
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,21 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
          "The seller has not delivered the disclosure letter."),
         ("The landlord, however, has accepted the rent.", "The landlord has accepted the rent.",
          "The landlord has accepted the rent."),
+        # a connective of several words, set apart whole, at the start or after the subject
+        ("In addition, the tenant served a counter-notice on 4 June.",
+         "the tenant served a counter-notice on 4 June.", "The tenant served a counter-notice on 4 June."),
+        ("The seller, by contrast, refused to sign the release.", "The seller refused to sign the release.",
+         "The seller refused to sign the release."),
+        ("Nevertheless, the buyer completed on 1 June.", "the buyer completed on 1 June.",
+         "The buyer completed on 1 June."),
+        # a bracketed aside that only gives the words before it a short name
+        ("The share purchase agreement (the SPA) was signed on 1 March 2019.",
+         "The share purchase agreement was signed on 1 March 2019.",
+         "The share purchase agreement was signed on 1 March 2019."),
+        ("Northwind Holdings (the \u201cBuyer\u201d) signed the release.", "Northwind Holdings signed the release.",
+         "Northwind Holdings signed the release."),
+        ('Northwind Holdings ("Buyer") signed the release.', "Northwind Holdings signed the release.",
+         "Northwind Holdings signed the release."),
         # a note's filing tag, and an aside citing a record by its kind and date
         ("Red flag: the clause allows termination on notice.", "the clause allows termination on notice.",
          "The clause allows termination on notice."),
@@ -181,6 +196,20 @@ SERVED_FALSEHOODS = [
     ("The defendant was the one director who voted against the loan.",
      "The defendant was one director who voted against the loan."),
     ("Mr Hale and Ms Cole were directors; the latter resigned.", "Mr Hale and Ms Cole were directors; latter resigned."),
+    # a connective between two clauses: without it and its commas the first verb takes the second's subject
+    ("The buyer paid, however, the seller shipped late.", "The buyer paid the seller shipped late."),
+    ("The buyer paid, in addition, Acme shipped the goods.", "The buyer paid Acme shipped the goods."),
+    # a connective that makes the rest conditional or one option of several
+    ("Otherwise, the seller must pay the break fee.", "the seller must pay the break fee."),
+    ("Alternatively, the claimant seeks rescission of the SPA.", "the claimant seeks rescission of the SPA."),
+    # a bracketed word that says how things stand, or a defined term that does, or one inside a name
+    ("The valuation (Superseded) put the value at EUR 5 million.", "The valuation put the value at EUR 5 million."),
+    ("The valuation (Withdrawn) put the value at EUR 5 million.", "The valuation put the value at EUR 5 million."),
+    ("The agreement (the Terminated Agreement) required monthly payment.",
+     "The agreement required monthly payment."),
+    ("The payment (the Disputed Sum) was made on 3 May.", "The payment was made on 3 May."),
+    ("The claim (the draft one) was sent to the buyer.", "The claim was sent to the buyer."),
+    ("Greenfield Estates (the Second) Limited paid the rent.", "Greenfield Estates Limited paid the rent."),
     # "also" in a clause that restricts a noun narrows what the sentence speaks of
     ("A tenant who also runs a business from the flat was sued by the landlord.",
      "A tenant who runs a business from the flat was sued by the landlord."),
