@@ -468,16 +468,17 @@ def section(**r: Any) -> str:
               f" more), true points served weaker than proposed: {share(total, *outcomes[2:4]):.2f}% (labels dropped"
               " and other forms only)."]
     lines += ["", "Why the weaker ones are weaker: `shorten.py` lets go only what its form shows adds no claim"
-              " (articles, connectives and filing tags set apart, citing asides, names between commas, vouching"
-              " as-clauses; in an upward context \"also\" and all the modifiers of an opening \"a/an ...\")."
+              " (articles, connectives and filing tags set apart, citing asides, defined terms in brackets, names"
+              " between commas, vouching as-clauses; in an upward context \"also\" and all the modifiers of an"
+              " opening \"a/an ...\")."
               " A clause after a semicolon has the form of a superseding clause; a modifier in \"the ...\" (which"
               " thing is meant changes) or one of several in \"a/an ...\" (\"trade secret claim\" is no \"secret"
               " claim\") has the form of a role or identity word dropped; a label word right after \"not\" reads"
               " as the opposite, and one after a word that denies, however far after, and not after \"the\", a"
               " possessive or a preposition, has the form of what is denied (\"Guilty\" over \"did not find the"
-              " director guilty\"; such drops in this corpus were text the splitter keeps as one sentence across a company's"
-              " \"LLC.\", \"... was not signed by Aster Capital LLC. Damages are claimed ...\"). Those true points are served as the whole sentence (or without their"
-              " label): weaker than proposed, never lost, never false."]
+              " director guilty\"; \"Consent\" over \"has not consented\" has that form too). Those true points are"
+              " served as the whole sentence (or without their label): weaker than proposed, never lost, never"
+              " false."]
     c = r["counts"]
     lines += ["", f"Every served statement of kind \"sentence\" ({r['checked']:,}) checked: `shorten.faithful(text,"
               f" quote)` holds and its quote is a sentence of the cited record: {len(r['unfaithful'])} violations"
@@ -498,14 +499,15 @@ def section(**r: Any) -> str:
 
 
 def blind_lines(blind: dict[str, Any]) -> list[str]:
-    """The plants two helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
+    """The plants four helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
     n, taken, classes = blind["counts"], blind["served"], blind["classes"]
     rounds = sorted({r for _, r in n})
-    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by three helpers, each alone, that never read"
+    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by four helpers, each alone, that never read"
              f" the rules, the plants above or their tests; {classes['false']} classes of false shortening,"
              f" {classes['label-false']} of false label, {classes['true']} of true shortening; each set's round 1"
              " written in full before anything ran, later rounds after, aimed at the deletions the refusal"
-             " messages name as allowed; each set written after the holes of the sets before were closed), run"
+             " messages name as allowed; each set written after the holes of the sets before were closed, set 4's"
+             " holes closed after it), run"
              " through `shorten`"
              " and `label_problem` (no database):", "",
              "| plant | " + " | ".join(f"set {s}, round {r}" for s, r in rounds) + " |",

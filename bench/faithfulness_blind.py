@@ -1,4 +1,4 @@
-"""Planted falsehoods and true shortenings designed blind: by three helpers, each working alone, that never read
+"""Planted falsehoods and true shortenings designed blind: by four helpers, each working alone, that never read
 the shortening, meaning or label rules (graph_memory/summaries/), this bench's own plants or their tests, only
 issue 27's text and the two functions' signatures. So they test classes the rules' authors did not design
 against.
@@ -8,7 +8,11 @@ against.
 or harmless. Set 1 (stop 50's first helper): round 1 written in full before anything ran; rounds 2 and 3
 after, aimed at the kinds of deletion the refusal messages named as allowed. Sets 2 and 3 (a helper each,
 each after the holes of the sets before were closed, shown none of them): round 1 blind, round 2 aimed the
-same way. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
+same way. Set 4 (stop 51's helper, the same way, told which deletions had just been allowed: connectives of
+several words, defined terms in brackets, a sentence ended at a company form) was run against the first
+form of those rules; the holes it found (a defined term that says which of the things before it are meant,
+'The lenders (the "Consenting Lenders")'; "In the meantime," and "Meanwhile," bounding a rule in time)
+were closed after it, and it is measured here against the rules as they now stand. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
 a good model would make).
 

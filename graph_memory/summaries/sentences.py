@@ -7,8 +7,11 @@ bracket) and the word it closes is not an abbreviation a legal record uses:
 titles and company forms. A company form that closes a name ("Inc.", "LLC.",
 "Ltd.") is its name's last word, so a capitalised word after it opens the
 next sentence ("... signed by Aster Capital LLC. Damages are claimed ..."),
-unless that word is another company form ("Ltd.") or a digit, bracket or
-quotation mark follows ("Acme Inc. (the Buyer)"). A decimal ("5.2") has no
+unless that word is another company form ("Ltd."), a capitalised word
+follows it too (the name may go on: "Acme Inc. Pension Trustees Limited"),
+or a digit, bracket or quotation mark follows ("Acme Inc. (the Buyer)"):
+a sentence cut inside a name could say that the name's first part did what
+the whole did, so where in doubt the sentence stays whole. A decimal ("5.2") has no
 space after its point, so it never ends one.
 
 `number` gives every sentence of the slice's narrative records (the case's
@@ -98,8 +101,10 @@ def _ends_sentence(text: str, end: re.Match[str]) -> bool:
         return True  # ! or ?, or a full stop inside or after a closing mark: "(... p. 54)." ends
     word = text[: end.start() + 1].rsplit(None, 1)[-1].lstrip("\"'“\u2018([")
     if word.casefold() in COMPANY_FORMS:
-        following = text[end.end() :].split(None, 1)[0]
-        return following[:1].isalpha() and name_key(following) != ""  # "Ltd." after "Inc." names on
+        following = text[end.end() :].split(None, 2)
+        if not following[0][:1].isalpha() or not name_key(following[0]):
+            return False  # "(the Buyer)", "12 shares", "Ltd." after "Inc.": the name or the sentence goes on
+        return len(following) < 2 or not following[1][:1].isupper()  # "Pension Trustees Limited" names on
     return word.casefold() not in ABBREVIATIONS and not _INITIALS.fullmatch(word)
 
 

@@ -107,15 +107,17 @@ ARTICLES = frozenset({"a", "an", "the"})
 # Connectives that only link a sentence to the one before: they may go when commas set them apart
 # ("However, the seller ...", "The landlord, however, has ...", "In addition, ..."), where nothing in the
 # sentence governs them; a phrase only whole ("by contrast": its "by" is no time word there). Not one that
-# makes the rest conditional or one option of several ("otherwise", "alternatively", "then", "instead").
+# makes the rest conditional or one option of several ("otherwise", "alternatively", "then", "instead"), that
+# bounds it in time ("In the meantime, the buyer may not sell the shares" is no rule for good; "meanwhile")
+# or that weighs it ("Overall, the claim succeeded": on some points it may have failed).
 CONNECTIVES = frozenset(
     {
-        ("however",), ("moreover",), ("furthermore",), ("additionally",), ("also",), ("indeed",), ("meanwhile",),
+        ("however",), ("moreover",), ("furthermore",), ("additionally",), ("also",), ("indeed",),
         ("accordingly",), ("therefore",), ("thus",), ("hence",), ("notably",), ("importantly",), ("separately",),
-        ("finally",), ("overall",), ("nevertheless",), ("nonetheless",), ("consequently",), ("firstly",),
-        ("secondly",), ("thirdly",), ("lastly",), ("besides",), ("likewise",), ("similarly",),
-        ("in", "addition"), ("in", "particular"), ("as", "a", "result"), ("in", "contrast"), ("by", "contrast"),
-        ("in", "the", "meantime"), ("on", "the", "other", "hand"),
+        ("finally",), ("nevertheless",), ("nonetheless",), ("consequently",), ("firstly",), ("secondly",),
+        ("thirdly",), ("lastly",), ("besides",), ("likewise",), ("similarly",), ("ultimately",),
+        ("in", "addition"), ("in", "particular"), ("in", "fact"), ("in", "any", "event"), ("as", "a", "result"),
+        ("in", "contrast"), ("by", "contrast"), ("on", "the", "other", "hand"),
     }
 )  # fmt: skip
 # What sets a part of a sentence apart: a comma, semicolon, colon, dash (not a hyphen in a word) or bracket.
@@ -127,8 +129,8 @@ CITATION_WORDS = frozenset(
         "p", "pp", "no", "nos", "art", "arts", "cl", "cls", "s", "ss", "sec", "secs", "para", "paras", "sch",
         "clause", "clauses", "section", "sections", "page", "pages", "paragraph", "paragraphs", "article",
         "articles", "schedule", "schedules", "annex", "annexes", "exhibit", "exhibits", "tab", "rule", "rules",
-        "appendix", "recital", "recitals", "part", "chapter", "order", "doc", "and", "at", "of", "the", "see",
-        "cf", "fn", "n", "vol", "ch", "ibid", "id",
+        "appendix", "recital", "recitals", "part", "chapter", "order", "doc", "bundle", "ref", "and", "at", "of",
+        "the", "see", "cf", "fn", "n", "vol", "ch", "ibid", "id",
         # what a record cites by its kind and date: "(letter of 6 April 2027)"
         "letter", "letters", "email", "emails", "memo", "memorandum", "minutes", "call", "meeting", "dated",
         "transcript",
@@ -143,8 +145,11 @@ FILING_TAGS = frozenset(
     }
 )  # fmt: skip
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
-# A defined term as a bracket holds it (quotation marks made straight): "the" and words, or a quoted term.
+# A defined term as a bracket holds it (quotation marks made straight): "the" and words, or a quoted term; the
+# small words its initials skip ("BIS" for "Bank for International Settlements").
 _DEFINED = re.compile(r'the (?P<plain>[^"]+)|(?:the )?"(?P<quoted>[^"]+)"')
+_LINKS = frozenset({"of", "and", "for", "&"})
+_POSSESSIVE = re.compile(r"['\u2019]s$")
 # Verbs of an as-clause that vouch for the rest: what a record shows, records or proves holds ("the buyer paid,
 # as the bank statement shows"). Verbs of saying stay: they are meaning words (meaning.py, "hedge").
 EVIDENTIAL_VERBS = frozenset(
@@ -197,9 +202,10 @@ class Unit:
 
 def _citation(words: list[Token], positions: list[int]) -> bool:
     """A bracketed aside that only cites: numbers, citation words and short abbreviations of what it cites. Not
-    one a capitalised word follows: that aside is part of a name ("Greenfield Estates (2015) Limited")."""
+    one a capitalised word follows inside the sentence: that aside is part of a name ("Greenfield Estates
+    (2015) Limited"); one that opens the sentence files it ("[Doc 14] The tenant paid ...")."""
     after = positions[-1] + 1
-    if after < len(words) and words[after].text[:1].isupper():
+    if positions[0] and after < len(words) and words[after].text[:1].isupper():
         return False
     return any(any(c.isdigit() for c in words[i].text) for i in positions) and all(
         _is_fact(words[i])
@@ -211,30 +217,62 @@ def _citation(words: list[Token], positions: list[int]) -> bool:
 
 def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bool:
     """A bracketed aside that only gives the words before it a short name: "the" and capitalised words, or a
-    term in quotation marks ("The share purchase agreement (the SPA) was signed", '(the "Buyer")'). It
-    holds no fact, state word or -ed word (not "(the Terminated Agreement)"), sits right after a word (no
-    comma or colon between) and no capitalised word follows it (part of a name: "Greenfield Estates (the
-    Second) Limited"). A bare capitalised word may say how things stand ("(Superseded)", "(Withdrawn)"), so
-    it stays."""
+    term in quotation marks, that adds nothing to what those words say. Its words are among them ("The lease
+    dated 4 July 2010 (the Lease)") or are their initials ("The share purchase agreement (the SPA)"), or
+    it gives a role to a name that opens its clause ('Northwind Holdings (the "Buyer") signed'): a name
+    means one party whatever role it is given. Any other term may say which of the things before it are
+    meant ('The lenders (the "Consenting Lenders") agreed': not all of them), which one ('The company (the
+    "Parent")') or how things stand ('The price (the "Asking Price")'). It holds no fact, state word or -ed
+    word, sits right after a word (no comma or colon between) and no capitalised word follows it (part of
+    a name: "Greenfield Estates (the Second) Limited"). A bare capitalised word may say how things stand
+    ("(Superseded)", "(Withdrawn)"), so it stays."""
     first, last = positions[0], positions[-1]
     if first == 0 or (last + 1 < len(words) and words[last + 1].text[:1].isupper()):
         return False
     opened = sentence.rfind("(", words[first - 1].end, words[first].start)
     closed = sentence.find(")", words[last].end)
-    if opened < 0 or closed < 0 or sentence[words[first - 1].end : opened].strip():
+    if opened < 0 or closed < 0:
         return False
-    inside = normalise_quote(sentence[opened + 1 : closed])
-    term = _DEFINED.fullmatch(inside)
+    gap = sentence[words[first - 1].end : opened].strip()
+    if gap and not (gap == "." and f"{words[first - 1].key}." in ABBREVIATIONS):  # "Acme Inc. (the Borrower)"
+        return False
+    term = _DEFINED.fullmatch(normalise_quote(sentence[opened + 1 : closed]))
     if not term:
         return False
-    named = [i for i in positions if words[i].key != "the" or i != first]
-    return all(
-        not _is_fact(words[i])
-        and words[i].key not in STATE_WORDS
-        and not words[i].key.endswith("ed")
-        and (term["quoted"] is not None or words[i].text[:1].isupper())
-        for i in named
+    named = [words[i] for i in positions if words[i].key != "the" or i != first]
+    if not all(
+        not _is_fact(w)
+        and w.key not in STATE_WORDS
+        and not w.key.endswith("ed")
+        and (term["quoted"] is not None or w.text[:1].isupper())
+        for w in named
+    ):
+        return False
+    before = _phrase_before(sentence, words, first)
+    keys = {part for w in before for part in _POSSESSIVE.sub("", w.key).split("-")}
+    if all(part in keys for w in named for part in _POSSESSIVE.sub("", w.key).split("-")):
+        return True  # "(the Lease)" after "The lease dated 4 July 2010"
+    if len(named) == 1 and _ACRONYM.fullmatch(named[0].text):
+        initials = "".join(w.key[0] for w in before if w.key not in _LINKS)
+        if initials.endswith(named[0].key):
+            return True  # "(the SPA)" after "The share purchase agreement"
+    # A name: capitalised words, not "The ..." and not one word opening the sentence ("Lenders (the
+    # "Consenting Lenders") agreed" is a plural, capitalised as a sentence's first word), none of them
+    # a word of the term (which would then name part of it).
+    return (
+        before[0].key not in ARTICLES
+        and all(w.text[:1].isupper() for w in before)
+        and (len(before) > 1 or first > 1)
+        and not keys & {w.key for w in named}
     )
+
+
+def _phrase_before(sentence: str, words: list[Token], first: int) -> list[Token]:
+    """The words before position `first`, back to the sentence's start or a mark that sets a part apart."""
+    start = first - 1
+    while start > 0 and not _BREAK.search(sentence[words[start - 1].end : words[start].start]):
+        start -= 1
+    return words[start:first]
 
 
 def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool:
@@ -509,7 +547,12 @@ def _served(sentence: str, words: list[Token], kept: list[int]) -> str:
     if kept[-1] == len(words) - 1:
         text += sentence[words[-1].end :].strip()
     else:
-        text = text.rstrip(",;:\u2013\u2014-") + (sentence.rstrip()[-1] if sentence.rstrip()[-1:] in (".", "?", "!") else "")
+        # The sentence's own final mark, or the one right after the last kept word when a filing aside follows
+        # it ("The buyer completed on 3 June. [Bundle p. 45]").
+        final = sentence.rstrip()[-1:]
+        if final not in (".", "?", "!"):
+            final = sentence[spans[-1][1] :].lstrip()[:1]
+        text = text.rstrip(",;:\u2013\u2014-") + (final if final in (".", "?", "!") else "")
     if kept[0] != 0 and text[:1].islower():
         text = text[0].upper() + text[1:]
     return text

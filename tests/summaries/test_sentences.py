@@ -35,11 +35,13 @@ def test_an_abbreviation_does_not_end_a_sentence(abbr: str, following: str) -> N
 @pytest.mark.parametrize("abbr", sorted(COMPANY_FORMS))
 def test_a_company_form_closes_its_name(abbr: str) -> None:
     """"... signed by Aster Capital LLC. Damages are claimed ...": the name ends there, and so does the sentence;
-    another company form, a bracket, a number or a lower-case word after it continue the sentence."""
+    another company form, a bracket, a number, a lower-case word, or two capitalised words ("Pension
+    Trustees Limited": a name that may go on) after it continue the sentence."""
     for form in _forms(abbr):
         first = f"The release was not signed by Aster Capital {form}"
         assert split(f"{first} Damages are claimed in full.") == [first, "Damages are claimed in full."]
-        for going_on in ("Ltd. was served.", "(the Buyer) was served.", "12 shares were sold.", "was served."):
+        for going_on in ("Ltd. was served.", "(the Buyer) was served.", "12 shares were sold.", "was served.",
+                         "Pension Trustees Limited was served."):
             assert split(f"{first} {going_on}") == [f"{first} {going_on}"]
 
 

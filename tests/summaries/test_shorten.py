@@ -33,6 +33,11 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
          "The seller has not delivered the disclosure letter."),
         ("The landlord, however, has accepted the rent.", "The landlord has accepted the rent.",
          "The landlord has accepted the rent."),
+        # an aside that only cites, opening the sentence (it files the note) or closing it
+        ("[Doc 14] The tenant paid the rent on 1 May.", "The tenant paid the rent on 1 May.",
+         "The tenant paid the rent on 1 May."),
+        ("The buyer completed on 3 June (bundle tab 3, p. 45).", "The buyer completed on 3 June.",
+         "The buyer completed on 3 June."),
         # a connective of several words, set apart whole, at the start or after the subject
         ("In addition, the tenant served a counter-notice on 4 June.",
          "the tenant served a counter-notice on 4 June.", "The tenant served a counter-notice on 4 June."),
@@ -40,14 +45,19 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
          "The seller refused to sign the release."),
         ("Nevertheless, the buyer completed on 1 June.", "the buyer completed on 1 June.",
          "The buyer completed on 1 June."),
-        # a bracketed aside that only gives the words before it a short name
+        # a bracketed aside that only gives the words before it a short name: their initials, their own words,
+        # or a role for a name that opens its clause
         ("The share purchase agreement (the SPA) was signed on 1 March 2019.",
          "The share purchase agreement was signed on 1 March 2019.",
          "The share purchase agreement was signed on 1 March 2019."),
+        ("The lease dated 4 July 2010 (the Lease) contains a break clause.",
+         "The lease dated 4 July 2010 contains a break clause.", "The lease dated 4 July 2010 contains a break clause."),
         ("Northwind Holdings (the \u201cBuyer\u201d) signed the release.", "Northwind Holdings signed the release.",
          "Northwind Holdings signed the release."),
-        ('Northwind Holdings ("Buyer") signed the release.', "Northwind Holdings signed the release.",
-         "Northwind Holdings signed the release."),
+        ('On 3 May, Northwind Holdings ("Buyer") signed the release.', "On 3 May, Northwind Holdings signed the release.",
+         "On 3 May, Northwind Holdings signed the release."),
+        ('Acme Inc. (the "Borrower") defaulted on the loan.', "Acme Inc. defaulted on the loan.",
+         "Acme Inc. defaulted on the loan."),
         # a note's filing tag, and an aside citing a record by its kind and date
         ("Red flag: the clause allows termination on notice.", "the clause allows termination on notice.",
          "The clause allows termination on notice."),
@@ -210,6 +220,21 @@ SERVED_FALSEHOODS = [
     ("The payment (the Disputed Sum) was made on 3 May.", "The payment was made on 3 May."),
     ("The claim (the draft one) was sent to the buyer.", "The claim was sent to the buyer."),
     ("Greenfield Estates (the Second) Limited paid the rent.", "Greenfield Estates Limited paid the rent."),
+    # a defined term that says which of the things before it are meant, which one, or how things stand (a fourth
+    # blind red team)
+    ('The lenders (the "Consenting Lenders") have agreed to the waiver.', "The lenders have agreed to the waiver."),
+    ('The subsidiaries (the "Guarantor Subsidiaries") guarantee the loan.', "The subsidiaries guarantee the loan."),
+    ('The shares of Acme (the "Sale Shares") will be transferred.', "The shares of Acme will be transferred."),
+    ('Lenders (the "Consenting Lenders") agreed to the waiver.', "Lenders agreed to the waiver."),
+    ('The company (the "Parent") guarantees the loan.', "The company guarantees the loan."),
+    ('The price (the "Asking Price") is EUR 12 million.', "The price is EUR 12 million."),
+    ("The defendant (the Company) employed the claimant.", "The defendant employed the claimant."),
+    # an aside that says how things stand, opening the sentence
+    ("[Superseded 2024] The price is EUR 5 million.", "The price is EUR 5 million."),
+    # a connective that bounds the rest in time, or weighs it
+    ("In the meantime, the buyer may not sell the shares.", "the buyer may not sell the shares."),
+    ("The rate, meanwhile, is 2 per cent.", "The rate is 2 per cent."),
+    ("Overall, the claim succeeded.", "the claim succeeded."),
     # "also" in a clause that restricts a noun narrows what the sentence speaks of
     ("A tenant who also runs a business from the flat was sued by the landlord.",
      "A tenant who runs a business from the flat was sued by the landlord."),
