@@ -499,15 +499,15 @@ def section(**r: Any) -> str:
 
 
 def blind_lines(blind: dict[str, Any]) -> list[str]:
-    """The plants four helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
+    """The plants five helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
     n, taken, classes = blind["counts"], blind["served"], blind["classes"]
     rounds = sorted({r for _, r in n})
-    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by four helpers, each alone, that never read"
+    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by five helpers, each alone, that never read"
              f" the rules, the plants above or their tests; {classes['false']} classes of false shortening,"
              f" {classes['label-false']} of false label, {classes['true']} of true shortening; each set's round 1"
              " written in full before anything ran, later rounds after, aimed at the deletions the refusal"
-             " messages name as allowed; each set written after the holes of the sets before were closed, set 4's"
-             " holes closed after it), run"
+             " messages name as allowed; each set written after the holes of the sets before were closed, sets 4 and 5's"
+             " holes closed after them), run"
              " through `shorten`"
              " and `label_problem` (no database):", "",
              "| plant | " + " | ".join(f"set {s}, round {r}" for s, r in rounds) + " |",

@@ -1,4 +1,4 @@
-"""Planted falsehoods and true shortenings designed blind: by four helpers, each working alone, that never read
+"""Planted falsehoods and true shortenings designed blind: by five helpers, each working alone, that never read
 the shortening, meaning or label rules (graph_memory/summaries/), this bench's own plants or their tests, only
 issue 27's text and the two functions' signatures. So they test classes the rules' authors did not design
 against.
@@ -12,7 +12,11 @@ same way. Set 4 (stop 51's helper, the same way, told which deletions had just b
 several words, defined terms in brackets, a sentence ended at a company form) was run against the first
 form of those rules; the holes it found (a defined term that says which of the things before it are meant,
 'The lenders (the "Consenting Lenders")'; "In the meantime," and "Meanwhile," bounding a rule in time)
-were closed after it, and it is measured here against the rules as they now stand. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
+were closed after it, and it is measured here against the rules as they now stand. Set 5 (a helper after
+those were closed, told only the refusal message's list of what may go): rounds 1 (blind) and 2 (aimed) as
+before, then rounds 3 and 4 of its own on the holes rounds 1 and 2 showed (a mark such as "[?]" or "✗"
+that went with a connective beside it; a label that is a clause, "Deposit is refundable", or a word that
+says how a thing is, "Assignable", over a sentence that rejects or denies it), closed after it the same way. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
 a good model would make).
 

@@ -205,10 +205,17 @@ def denies(word: str) -> bool:
     return key in NEGATORS or key.endswith("n't")
 
 
+def _month(words: list[str], i: int) -> bool:
+    """Whether the word at `i` is the month "May" of a date ("on 4 May", "May 2027"), not the modal verb: a
+    capital inside the sentence, beside a number. A date is a fact, and stays as one."""
+    beside = [words[j] for j in (i - 1, i + 1) if 0 <= j < len(words)]
+    return i > 0 and words[i] == "May" and any(w[:1].isdigit() for w in beside)
+
+
 def protected_positions(words: list[str]) -> set[int]:
     """The positions in `words` that may not be deleted: meaning words and the words of protected phrases."""
     keys = [_key(w) for w in words]
-    found = {i for i, w in enumerate(keys) if is_meaning_word(w)}
+    found = {i for i, w in enumerate(keys) if is_meaning_word(w) and not _month(words, i)}
     for phrase in PHRASES:
         width = len(phrase)
         for start in range(len(keys) - width + 1):

@@ -50,7 +50,10 @@ removing a part that qualifies the rest ("in the seller's view", "its
 counsel wrote", "as to costs", "Rumour:", "(Superseded 2025)") or a clause of
 its own that overrules it ("...; the Court of Appeal discharged the
 injunction"). Those look like any aside, and no list of words can tell them
-apart, so none is trusted to.
+apart, so none is trusted to. And only marks that punctuate (commas,
+brackets, quotation marks, dashes, full stops) may go with what is removed:
+any other ("?", "✗", "~", "*") may say whether the rest holds ("[?] However,
+the licence is exclusive" queries what "The licence is exclusive" states).
 
 What is served is never the proposal's own text: it is built from the
 sentence's own characters (the kept words with the punctuation between
@@ -62,6 +65,7 @@ lost because its shortening was wrong.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from graph_memory.summaries import meaning
@@ -586,7 +590,21 @@ def shorten(sentence: str, proposal: str) -> Shortening:
     text = _served(sentence, words, kept)
     if not _balanced(text):
         return Shortening(sentence, refused="leaves a bracket or quotation mark open")
+    odd = sorted(set(_marks(sentence) - _marks(text)) - _PLAIN_MARKS)
+    if odd:
+        return Shortening(sentence, refused="removes a mark that may say how things stand: " + " ".join(odd))
     return Shortening(text, shortened=True)
+
+
+# Marks between words that only punctuate: they may go with what they set apart. Any other mark may say how
+# things stand or whether the rest holds ("[?] However, the licence is exclusive", "✗ Update: consent
+# obtained", "~", "<", "*"): removing it states as settled what the record queries or denies.
+_PLAIN_MARKS = frozenset(",;:.()[]\"'\u201c\u201d\u2018\u2019-\u2013\u2014&\u00a7")
+
+
+def _marks(text: str) -> Counter[str]:
+    """The marks of `text` outside its words (a word keeps its own: "5.2", "INV-0057", "£")."""
+    return Counter("".join(_WORD.split(text)).replace(" ", ""))
 
 
 def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[int]) -> str:

@@ -14,14 +14,16 @@ Nothing it writes is served as it wrote it:
   removed, none that carries meaning, built from the sentence's characters);
   otherwise the whole sentence is served (`shortening_refused`), never nothing.
 - a label that is long, holds a date, number, amount, name, state word,
-  meaning word, past participle or a mark that is no letter, or a word its
+  meaning word, past participle, verb ("is", "has"), word that says how a
+  thing is ("Refundable", "Vexatious") or a mark that is no letter, or a word its
   point's sentences do not have ("Escrow" over a sentence about rent;
   "Consent obtained" over "consent is not obtained"; a word only inside a
   quotation; "Guilty" over "did not find the director guilty"), or several
   words that do not stand in a row in its sentence or that pair a subject
   with what its sentence only qualifies ("Director knew" over "There is no
-  evidence that the director knew"), is dropped (`label_dropped`); the point
-  stays.
+  evidence that the director knew"; "Lease continues" over "The claim that
+  the lease continues was dismissed"), is dropped (`label_dropped`); the
+  point stays.
 - a point the writer put under key dates with no date in its sentences, or
   under money with no amount, is served under recent activity instead
   (`section_moved`): a heading is not a claim the records do not make.
@@ -194,6 +196,14 @@ def _named_by(word: str, sentences: list[Sentence]) -> bool:
     return False
 
 
+# Endings of words that say how a thing is, not what it is ("refundable", "vexatious", "unlawful",
+# "worthless"): such a label states a property the sentence may deny, dispute or reject.
+_PREDICATE_ENDINGS = ("able", "ible", "ous", "ful", "less")
+# Words that open a clause inside the sentence: what stands after them is reported, asserted or denied by the
+# rest ("The claim that the lease continues was dismissed").
+_EMBEDDING = frozenset({"that", "whether"})
+
+
 # What a label may hold besides letters: spaces, hyphens, apostrophes, "&" and "/" ("Fees & costs"). A tick, a
 # cross, an arrow or an exclamation mark says how things stand.
 _SYMBOL = re.compile(r"[^\w\s'\u2019&/-]|_")
@@ -209,17 +219,21 @@ def _several_words_problem(label_words: list[str], sentences: list[Sentence]) ->
     does not ("Landlord's deposit" over "The landlord's agent received the tenant's deposit"; "Insolvent
     landlord" over "The landlord was solvent and the tenant was insolvent"), and a quotation is someone's
     words ("Binding deal" over 'refers to a "binding deal"'). When that sentence holds a word that carries
-    meaning (meaning.py: a negation, a condition, a hedge, a quantity), the row may still pair a subject with
-    what the sentence says of it without the qualifier ("Director knew" over "There is no evidence that the
-    director knew"), so it must be a noun phrase the sentence itself closes: after a word that opens a noun
-    phrase and before an auxiliary verb ("Escrow agent" over "The escrow agent may release ..."), where no
-    verb can end it. One word names a topic and needs none of this."""
+    meaning (meaning.py: a negation, a condition, a hedge, a quantity) or a clause inside it ("that",
+    "whether"), the row may still pair a subject with what the sentence says of it without the qualifier
+    ("Director knew" over "There is no evidence that the director knew"; "Lease continues" over "The claim
+    that the lease continues was dismissed"), so it must be a noun phrase the sentence itself closes, outside
+    such a clause: after a word that opens a noun phrase and before an auxiliary verb ("Escrow agent" over
+    "The escrow agent may release ..."), where no verb can end it. One word names a topic and needs none of
+    this."""
     width = len(label_words)
     rows = []
     for sentence in sentences:
         parts = _parts(sentence.text)
-        qualified = bool(meaning.protected_positions([t.text for t in tokens(sentence.text)]))
         keys = [part for part, _ in parts]
+        qualified = bool(meaning.protected_positions([t.text for t in tokens(sentence.text)])) or any(
+            k in _EMBEDDING for k in keys
+        )
         for start in range(len(keys) - width + 1):
             inside = any(quoted for _, quoted in parts[start : start + width])
             if keys[start : start + width] == label_words and not inside:
@@ -229,8 +243,9 @@ def _several_words_problem(label_words: list[str], sentences: list[Sentence]) ->
     for keys, start, qualified in rows:
         opener = keys[start - 1] if start else ""
         after = keys[start + width] if start + width < len(keys) else ""
+        embedded = any(k in _EMBEDDING for k in keys[:start])
         if not qualified or (
-            (opener in DETERMINERS or _POSSESSIVE.search(opener)) and after in AUXILIARIES
+            (opener in DETERMINERS or _POSSESSIVE.search(opener)) and after in AUXILIARIES and not embedded
         ):
             return None
     return "several words that are no noun phrase of a sentence that qualifies what it says"
@@ -263,6 +278,10 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
             return f"holds a state word: {word}"
         if word in PARTICIPLES or (len(word) > 4 and word.endswith("ed")):
             return f"holds a past participle: {word}"
+        if word in AUXILIARIES:
+            return f"holds a verb: {word} (a label that is a clause states: 'Deposit is refundable')"
+        if len(word) > 5 and word.endswith(_PREDICATE_ENDINGS):
+            return f"holds a word that says how a thing is: {word} ('Assignable' over 'denies that it is assignable')"
         if word in names.words:
             return f"holds a name: {word}"
     if sentences is None:

@@ -349,7 +349,9 @@ NOT_IN_A_ROW = "several words that do not stand in a row in its sentences"
     ("label", "sentence", "why"),
     [
         # a subject and what the sentence says of it, without what qualifies it (found by a blind red team)
-        ("Deposit refundable", "The deposit is refundable only if planning is refused.", NOT_IN_A_ROW),
+        ("Deposit refundable", "The deposit is refundable only if planning is refused.",
+         "holds a word that says how a thing is"),
+        ("Tenant vacates", "The tenant vacates only if planning is refused.", SEVERAL),
         ("Director knew", "There is no evidence that the director knew of the fraud.", SEVERAL),
         ("Tenant sublet", "The landlord alleges that the tenant sublet the flat.", SEVERAL),
         ("Goods defective", "Some of the goods were defective.", NOT_IN_A_ROW),
@@ -371,6 +373,14 @@ NOT_IN_A_ROW = "several words that do not stand in a row in its sentences"
         ("Quarterly rent", "The quarterly rent was payable in advance.", "holds a date or amount word"),
         # a noun phrase the sentence does not close before an auxiliary: the form cannot tell it from the above
         ("Tax audit", "The buyer may withhold the retention until the tax audit closes.", SEVERAL),
+        # a clause, a word that says how a thing is, a subject and its verb inside a clause the rest rejects
+        # (a fifth blind red team)
+        ("Deposit is refundable", "The buyer's assertion that the deposit is refundable was rejected.",
+         "holds a verb: is"),
+        ("Assignable", "Castell denies that the warranty is assignable.", "holds a word that says how a thing is"),
+        ("Severable", "It is false that the covenant is severable.", "holds a word that says how a thing is"),
+        ("Lease continues", "The claim that the lease continues was dismissed.", SEVERAL),
+        ("Lease", "The claim that the lease continues was dismissed.", None),
         # marks that say how things stand
         ("Rent \u2713", "Rent is payable quarterly.", "holds a mark"),
         ("Deposit \u2717", "The deposit is held by the agent.", "holds a mark"),
@@ -379,9 +389,10 @@ NOT_IN_A_ROW = "several words that do not stand in a row in its sentences"
     ],
 )
 def test_labels_that_state_what_a_sentence_qualifies_are_dropped(
-    label: str, sentence: str, why: str, numbered: NumberedSlice
+    label: str, sentence: str, why: str | None, numbered: NumberedSlice
 ) -> None:
-    assert label_problem(label, verify._Names(numbered), [Sentence("s99", "note:n9", sentence)]).startswith(why)
+    problem = label_problem(label, verify._Names(numbered), [Sentence("s99", "note:n9", sentence)])
+    assert problem is None if why is None else str(problem).startswith(why), problem
 
 
 @pytest.mark.parametrize(

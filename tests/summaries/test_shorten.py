@@ -38,6 +38,10 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
          "The tenant paid the rent on 1 May."),
         ("The buyer completed on 3 June (bundle tab 3, p. 45).", "The buyer completed on 3 June.",
          "The buyer completed on 3 June."),
+        # the month "May" of a date is no modal verb: the date stays, and so may go with a citing aside
+        ("Castell also served a counter-notice on 4 May.", "Castell served a counter-notice on 4 May.",
+         "Castell served a counter-notice on 4 May."),
+        ("Castell demanded payment (email of 2 May 2027).", "Castell demanded payment.", "Castell demanded payment."),
         # a connective of several words, set apart whole, at the start or after the subject
         ("In addition, the tenant served a counter-notice on 4 June.",
          "the tenant served a counter-notice on 4 June.", "The tenant served a counter-notice on 4 June."),
@@ -231,6 +235,11 @@ SERVED_FALSEHOODS = [
     ("The defendant (the Company) employed the claimant.", "The defendant employed the claimant."),
     # an aside that says how things stand, opening the sentence
     ("[Superseded 2024] The price is EUR 5 million.", "The price is EUR 5 million."),
+    # a mark that queries or denies the rest, gone with what is removed beside it (a fifth blind red team)
+    ("[?] In addition, the licence is exclusive.", "the licence is exclusive."),
+    ("\u2717 However, landlord consent has been obtained.", "landlord consent has been obtained."),
+    ("(?) However, the guarantee covers interest.", "the guarantee covers interest."),
+    ("[Doc 14] [?] The purchase price is EUR 6 million.", "The purchase price is EUR 6 million."),
     # a connective that bounds the rest in time, or weighs it
     ("In the meantime, the buyer may not sell the shares.", "the buyer may not sell the shares."),
     ("The rate, meanwhile, is 2 per cent.", "The rate is 2 per cent."),
