@@ -11,8 +11,8 @@ unless that word is another company form ("Ltd."), a capitalised word
 follows it too (the name may go on: "Acme Inc. Pension Trustees Limited"),
 or a digit, bracket or quotation mark follows ("Acme Inc. (the Buyer)"):
 a sentence cut inside a name could say that the name's first part did what
-the whole did, so where in doubt the sentence stays whole. A decimal ("5.2") has no
-space after its point, so it never ends one.
+the whole did, so where in doubt the sentence stays whole. A decimal ("5.2")
+has no space after its point, so it never ends one.
 
 `number` gives every sentence of the slice's narrative records (the case's
 description, notes, drafts, document pages) an id, `s1`, `s2`, ... in slice

@@ -20,10 +20,12 @@ every removal is one whose *form* shows it adds no claim to the rest:
   short abbreviations of what it cites ("(SPA 5.2, p. 54)", "(Order No. 7)",
   "(letter of 6 April 2027)"), and not one a capitalised word follows, which
   is part of a name ("Greenfield Estates (2015) Limited");
-- a bracketed aside that only gives the words before it a short name: "the"
-  and capitalised words, or a quoted term ("The share purchase agreement
-  (the SPA) was signed", '(the "Buyer")'), not a bare capitalised word, which
-  may say how things stand ("(Superseded)");
+- a bracketed aside that only gives the words before it a short name that
+  adds nothing to them: their own words or initials ("The share purchase
+  agreement (the SPA) was signed"), or a role for a name that opens its
+  clause ('Northwind Holdings (the "Buyer") signed'); not a term that says
+  which of the things before it are meant ('The lenders (the "Consenting
+  Lenders")'), nor a bare capitalised word ("(Superseded)");
 - a name set between commas after the word it renames ("the buyer,
   Northwind Holdings, signed"), the sentence's only pair of commas with no
   "and" or "or" after it (in a series, "only the claimant, Ms Bell, and Mr
@@ -153,7 +155,8 @@ _ACRONYM = re.compile(r"[A-Z]{2,5}")
 # small words its initials skip ("BIS" for "Bank for International Settlements").
 _DEFINED = re.compile(r'the (?P<plain>[^"]+)|(?:the )?"(?P<quoted>[^"]+)"')
 _LINKS = frozenset({"of", "and", "for", "&"})
-_POSSESSIVE = re.compile(r"['\u2019]s$")
+# A possessive ("landlord's"): the word it ends is read without it.
+POSSESSIVE = re.compile(r"['\u2019]s$")
 # Verbs of an as-clause that vouch for the rest: what a record shows, records or proves holds ("the buyer paid,
 # as the bank statement shows"). Verbs of saying stay: they are meaning words (meaning.py, "hedge").
 EVIDENTIAL_VERBS = frozenset(
@@ -253,8 +256,8 @@ def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bo
     ):
         return False
     before = _phrase_before(sentence, words, first)
-    keys = {part for w in before for part in _POSSESSIVE.sub("", w.key).split("-")}
-    if all(part in keys for w in named for part in _POSSESSIVE.sub("", w.key).split("-")):
+    keys = {part for w in before for part in POSSESSIVE.sub("", w.key).split("-")}
+    if all(part in keys for w in named for part in POSSESSIVE.sub("", w.key).split("-")):
         return True  # "(the Lease)" after "The lease dated 4 July 2010"
     if len(named) == 1 and _ACRONYM.fullmatch(named[0].text):
         initials = "".join(w.key[0] for w in before if w.key not in _LINKS)
@@ -405,13 +408,13 @@ def _modifier_refusal(words: list[Token], modifiers: tuple[int, ...], kept: list
     return ""
 
 
+# Words that open a noun phrase: articles, demonstratives and possessives (any word in 's). Not "no": a
+# phrase it opens is denied ("no termination fee").
+DETERMINERS = ARTICLES | frozenset({"this", "that", "these", "those", "its", "their", "his", "her", "our", "your"})
 # Words that open a clause's subject: a connective between commas before one joins two clauses.
-_SUBJECT_OPENERS = ARTICLES | frozenset(
-    {
-        "this", "that", "these", "those", "its", "their", "his", "her", "our", "my", "your", "it", "he", "she",
-        "they", "we", "i", "you", "there", "each", "every", "all", "both", "some", "any", "no",
-    }
-)  # fmt: skip
+_SUBJECT_OPENERS = DETERMINERS | frozenset(
+    {"my", "it", "he", "she", "they", "we", "i", "you", "there", "each", "every", "all", "both", "some", "any", "no"}
+)
 
 
 def _joins_clauses(words: list[Token], positions: list[int]) -> bool:
@@ -440,10 +443,10 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
     """The sentence as units, in order, and which may go whole. Only parts whose form shows they add no
     claim to the rest may go: a bracketed aside that only cites ("(SPA 5.2, p. 54)") or only names ("(the
     SPA)"), a name set between commas after the word it renames, a connective set apart by commas
-    ("However,", ", however,", "In addition,") and a note's filing tag ("Red flag:"). Anything else stays: a clause that may qualify the rest ("in the
-    seller's view", "as to costs", "Rumour:"), or a clause of its own that may overrule it ("; the Court
-    of Appeal discharged the injunction"). No list of words can tell those from an aside, so none is
-    trusted to."""
+    ("However,", ", however,", "In addition,") and a note's filing tag ("Red flag:"). Anything else
+    stays: a clause that may qualify the rest ("in the seller's view", "as to costs", "Rumour:"), or a
+    clause of its own that may overrule it ("; the Court of Appeal discharged the injunction"). No list
+    of words can tell those from an aside, so none is trusted to."""
     aside_of: dict[int, int] = {}
     depth, opened, asides = 0, 0, 0
     for position, char in enumerate(sentence):

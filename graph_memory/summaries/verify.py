@@ -15,8 +15,8 @@ Nothing it writes is served as it wrote it:
   otherwise the whole sentence is served (`shortening_refused`), never nothing.
 - a label that is long, holds a date, number, amount, name, state word,
   meaning word, past participle, verb ("is", "has"), word that says how a
-  thing is ("Refundable", "Vexatious") or a mark that is no letter, or a word its
-  point's sentences do not have ("Escrow" over a sentence about rent;
+  thing is ("Refundable", "Vexatious") or a mark that is no letter, or a
+  word its point's sentences do not have ("Escrow" over a sentence about rent;
   "Consent obtained" over "consent is not obtained"; a word only inside a
   quotation; "Guilty" over "did not find the director guilty"), or several
   words that do not stand in a row in its sentence or that pair a subject
@@ -53,7 +53,15 @@ from graph_memory.summaries.facts import (
 from graph_memory.summaries.meaning import STATE_WORDS
 from graph_memory.summaries.rulebook import MAX_LABEL_CHARS, MAX_SHORT_CHARS, SECTIONS
 from graph_memory.summaries.sentences import NumberedSlice, Sentence
-from graph_memory.summaries.shorten import ARTICLES, AUXILIARIES, FUNCTION_WORDS, shorten, tokens
+from graph_memory.summaries.shorten import (
+    ARTICLES,
+    AUXILIARIES,
+    DETERMINERS,
+    FUNCTION_WORDS,
+    POSSESSIVE,
+    shorten,
+    tokens,
+)
 
 MAX_LABEL_WORDS = 3
 REASONS = ("unknown_id", "repeated_id", "no_known_sentence", "shortening_refused", "label_dropped", "section_moved")
@@ -154,10 +162,6 @@ def _same_root(label_word: str, word: str) -> bool:
 
 # A quotation: someone's words, not the record's ("refers to a \u201cbinding deal\u201d").
 _QUOTED = re.compile(r"\u201c[^\u201d]*\u201d|\"[^\"]*\"")
-# Words that open a noun phrase: articles, demonstratives and possessives (any word in 's). Not "no": a
-# phrase it opens is denied ("no termination fee").
-DETERMINERS = ARTICLES | frozenset({"this", "that", "these", "those", "its", "their", "his", "her", "our", "your"})
-_POSSESSIVE = re.compile(r"['\u2019]s$")
 # What a noun follows: a word that opens a noun phrase, or a preposition.
 _NOUN_OPENERS = DETERMINERS | (FUNCTION_WORDS - AUXILIARIES - {"that", "which", "who", "whom", "whose", "and", "or", "but", "as"})
 
@@ -183,14 +187,14 @@ def _named_by(word: str, sentences: list[Sentence]) -> bool:
     for sentence in sentences:
         found = [part for part, quoted in _parts(sentence.text) if not quoted]
         for position, other in enumerate(found):
-            if not _same_root(word, _POSSESSIVE.sub("", other)):
+            if not _same_root(word, POSSESSIVE.sub("", other)):
                 continue
             before = [k for k in found[:position] if k not in ARTICLES][-1:]
             if before and meaning.denies(before[0]):
                 continue
             opener = found[position - 1] if position else ""
             denied = any(meaning.denies(k) for k in found[:position])
-            if denied and opener not in _NOUN_OPENERS and not _POSSESSIVE.search(opener):
+            if denied and opener not in _NOUN_OPENERS and not POSSESSIVE.search(opener):
                 continue
             return True
     return False
@@ -245,7 +249,7 @@ def _several_words_problem(label_words: list[str], sentences: list[Sentence]) ->
         after = keys[start + width] if start + width < len(keys) else ""
         embedded = any(k in _EMBEDDING for k in keys[:start])
         if not qualified or (
-            (opener in DETERMINERS or _POSSESSIVE.search(opener)) and after in AUXILIARIES and not embedded
+            (opener in DETERMINERS or POSSESSIVE.search(opener)) and after in AUXILIARIES and not embedded
         ):
             return None
     return "several words that are no noun phrase of a sentence that qualifies what it says"
