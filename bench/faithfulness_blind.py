@@ -16,9 +16,13 @@ were closed after it, and it is measured here against the rules as they now stan
 those were closed, told only the refusal message's list of what may go): rounds 1 (blind) and 2 (aimed) as
 before, then rounds 3 and 4 of its own on the holes rounds 1 and 2 showed (a mark such as "[?]" or "✗"
 that went with a connective beside it; a label that is a clause, "Deposit is refundable", or a word that
-says how a thing is, "Assignable", over a sentence that rejects or denies it), closed after it the same way. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
+says how a thing is, "Assignable", over a sentence that rejects or denies it), closed after it the same way.
+Set 6 (a helper after those, told the same, asked for false labels as much as false shortenings, and fair
+labels as "label-true"): rounds 1 and 2 as before; its holes (a one-word label that is an adjective the
+sentence only supposes, questions or denies, "Insolvent" over "Castell may become insolvent"; a bare
+abbreviation in a citing aside, "(STC, letter of 6 April 2027)", subject to contract) closed after it. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
-a good model would make).
+a good model would make), "label-true" (set 6: a fair topic label a good model would write).
 
 `served()` runs a plant through what a served statement passes: `shorten.shorten` for a proposal,
 `verify.label_problem` for a label, with the case's names as `verify._Names` reads them from the sentence
@@ -35,7 +39,8 @@ from types import SimpleNamespace
 from typing import Any
 
 PLANTS_FILE = Path(__file__).with_name("faithfulness_blind.json")
-KINDS = ("false", "label-false", "true")
+KINDS = ("false", "label-false", "true", "label-true")
+FALSE_KINDS = ("false", "label-false")
 
 
 @cache
@@ -94,7 +99,7 @@ def measure() -> dict[str, Any]:
         text = served(plant)
         if text is not None:
             taken[key] += 1
-            if plant["kind"] != "true":
+            if plant["kind"] in FALSE_KINDS:
                 leaks.append({**plant, "served": text, "by_design": by_design(plant)})
     classes = {kind: len({(p["set"], p["class"]) for p in plants() if p["kind"] == kind}) for kind in KINDS}
     return {"counts": counts, "served": taken, "leaks": leaks, "classes": classes}

@@ -135,8 +135,8 @@ CITATION_WORDS = frozenset(
         "p", "pp", "no", "nos", "art", "arts", "cl", "cls", "s", "ss", "sec", "secs", "para", "paras", "sch",
         "clause", "clauses", "section", "sections", "page", "pages", "paragraph", "paragraphs", "article",
         "articles", "schedule", "schedules", "annex", "annexes", "exhibit", "exhibits", "tab", "rule", "rules",
-        "appendix", "recital", "recitals", "part", "chapter", "order", "doc", "bundle", "ref", "and", "at", "of",
-        "the", "see", "cf", "fn", "n", "vol", "ch", "ibid", "id",
+        "appendix", "recital", "recitals", "part", "chapter", "order", "ruling", "judgment", "doc", "bundle", "ref",
+        "and", "at", "of", "the", "see", "cf", "fn", "n", "vol", "ch", "ibid", "id",
         # what a record cites by its kind and date: "(letter of 6 April 2027)"
         "letter", "letters", "email", "emails", "memo", "memorandum", "minutes", "call", "meeting", "dated",
         "transcript",
@@ -207,18 +207,31 @@ class Unit:
     removable: bool
 
 
-def _citation(words: list[Token], positions: list[int]) -> bool:
-    """A bracketed aside that only cites: numbers, citation words and short abbreviations of what it cites. Not
-    one a capitalised word follows inside the sentence: that aside is part of a name ("Greenfield Estates
-    (2015) Limited"); one that opens the sentence files it ("[Doc 14] The tenant paid ...")."""
+def _citation(sentence: str, words: list[Token], positions: list[int]) -> bool:
+    """A bracketed aside that only cites: numbers, citation words and short abbreviations of what it cites,
+    each such abbreviation followed by the number or citation word that says where ("SPA 5.2", "LSA cl. 4"):
+    one on its own may say how things stand ("(STC, letter of 6 April 2027)": subject to contract). Not one a
+    capitalised word follows inside the sentence: that aside is part of a name ("Greenfield Estates (2015)
+    Limited"); one that opens the sentence files it ("[Doc 14] The tenant paid ...")."""
     after = positions[-1] + 1
     if positions[0] and after < len(words) and words[after].text[:1].isupper():
         return False
+
+    def cites(i: int) -> bool:
+        return _is_fact(words[i]) or words[i].key.rstrip(".") in CITATION_WORDS
+
+    def abbreviation(i: int) -> bool:
+        where = i + 1
+        return (
+            bool(_ACRONYM.fullmatch(words[i].text))
+            and words[i].key not in STATE_WORDS
+            and where in positions
+            and not sentence[words[i].end : words[where].start].strip()
+            and cites(where)
+        )
+
     return any(any(c.isdigit() for c in words[i].text) for i in positions) and all(
-        _is_fact(words[i])
-        or words[i].key.rstrip(".") in CITATION_WORDS
-        or (bool(_ACRONYM.fullmatch(words[i].text)) and words[i].key not in STATE_WORDS)
-        for i in positions
+        cites(i) or abbreviation(i) for i in positions
     )
 
 
@@ -474,7 +487,7 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
         elif any(i in hard for i in positions):
             removable = False
         elif aside_of.get(positions[0]) is not None:
-            removable = _citation(words, positions) or _defined_term(sentence, words, positions)
+            removable = _citation(sentence, words, positions) or _defined_term(sentence, words, positions)
         else:
             removable = _appositive(sentence, words, positions) or _vouching(sentence, words, positions)
         result.append(Unit(tuple(positions), removable=removable))

@@ -217,6 +217,13 @@ _SYMBOL = re.compile(r"[^\w\s'\u2019&/-]|_")
 _TOPICS_JOINED = re.compile(r"\s*(?:&|/|\band\b)\s*", re.IGNORECASE)
 
 
+def _qualified(sentence: Sentence) -> bool:
+    """Whether a sentence holds a word that carries meaning (meaning.py) or a clause inside it ("that",
+    "whether"): what it says of a thing may then be supposed, questioned or denied."""
+    words = [t.text for t in tokens(sentence.text)]
+    return bool(meaning.protected_positions(words)) or any(w.casefold() in _EMBEDDING for w in words)
+
+
 def _several_words_problem(label_words: list[str], sentences: list[Sentence]) -> str | None:
     """Why a label of several words may not stand over `sentences` (None when it may). Its words must stand in
     a row in one of them, outside quotation marks: words taken from here and there pair what the sentence
@@ -235,9 +242,7 @@ def _several_words_problem(label_words: list[str], sentences: list[Sentence]) ->
     for sentence in sentences:
         parts = _parts(sentence.text)
         keys = [part for part, _ in parts]
-        qualified = bool(meaning.protected_positions([t.text for t in tokens(sentence.text)])) or any(
-            k in _EMBEDDING for k in keys
-        )
+        qualified = _qualified(sentence)
         for start in range(len(keys) - width + 1):
             inside = any(quoted for _, quoted in parts[start : start + width])
             if keys[start : start + width] == label_words and not inside:
@@ -299,7 +304,93 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
     strangers = [w for w in label_words if not _named_by(w, sentences)]
     if strangers:
         return f"not a word of its sentences (or only right after a negation): {', '.join(strangers)}"
+    if len(label_words) == 1 and not _names_a_thing(label_words[0], sentences):
+        return f"one word its sentences do not use as a thing's name: {label_words[0]} ('Insolvent' over 'may become insolvent')"
     return None
+
+
+# Endings that make a word a noun ("termination", "payment", "insolvency", "forgery", "ownership").
+_NOUN_ENDINGS = (
+    "tion", "sion", "ment", "ance", "ence", "ancy", "ency", "ity", "ness", "ship", "ery", "ure", "age", "ism",
+)  # fmt: skip
+
+
+def _names_a_thing(word: str, sentences: list[Sentence]) -> bool:
+    """Whether a label of one word names a topic rather than saying how a thing is: a generic heading, a noun by
+    its ending ("Termination" over "may terminate the lease"; "Forgery" over "alleges that he forged it"), or a
+    word its sentences use as a thing's name, opening the sentence or after "the", a possessive or a
+    preposition ("Escrow" over "The escrow agent may release ..."; "Consent" over "asked for consent"). Any
+    other may be an adjective the sentence only supposes, questions or denies ("Insolvent" over "Castell may
+    become insolvent", "Dishonest" over "rejected the suggestion that Hale was dishonest", "Unsafe" over "The
+    claim that the building is unsafe was not made out"), and no list of words holds every adjective."""
+    if word in GENERIC_HEADINGS or (len(word) > 5 and word.endswith(_NOUN_ENDINGS)):
+        return True
+    plural = word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    for sentence in sentences:
+        if not _qualified(sentence):
+            return True  # over a sentence that qualifies nothing the word says what the sentence says
+        found = _phrased(sentence.text)
+        for position, other in enumerate(found):
+            if other and _same_root(word, POSSESSIVE.sub("", other)) and _in_noun_phrase(found, position):
+                return True
+        # A word in -s is a plural (no adjective ends so) or a verb: the verb where the sentence has it after
+        # its subject ("Complies" over "It is unclear whether the plant complies").
+        if plural and not any(
+            other == word and position and _plain(found[position - 1]) for position, other in enumerate(found)
+        ):
+            return True
+    return False
+
+
+def _phrased(text: str) -> list[str]:
+    """The words of `text` as _parts reads them, outside quotations, with "" where a mark sets a part apart
+    (a comma, bracket, colon or dash): no phrase runs across one."""
+    found: list[str] = []
+    quoted = [m.span() for m in _QUOTED.finditer(text)]
+    end = 0
+    for t in tokens(text):
+        if re.search(r"[^\s'\u2019-]", text[end : t.start]) and found:
+            found.append("")
+        end = t.end
+        if not any(a <= t.start < b for a, b in quoted):
+            found += t.key.split("-")
+    return found
+
+
+def _in_noun_phrase(found: list[str], position: int) -> bool:
+    """Whether the word at `position` stands in a noun phrase: right after a word that opens one ("the
+    fees", "for consent") or opening the sentence, or after such a word and plain words when a plain word
+    or an auxiliary follows it (it names or qualifies a thing: "the first delivery milestone", "Annual fees
+    are capped"). Not after an auxiliary or another verb ("may become insolvent", "is unsafe"), and not at
+    the end of a phrase that follows a noun ("find the director guilty")."""
+    start = position
+    while start and _plain(found[start - 1]):
+        start -= 1
+    opener = found[start - 1] if start else ""
+    following = found[position + 1] if position + 1 < len(found) else ""
+    inside = _plain(following) or following in AUXILIARIES
+    if start and opener in _CLAUSE_OPENERS:
+        return inside  # the subject of a clause: "if consent is not obtained", not "if insolvent,"
+    if start and opener and opener not in _NOUN_OPENERS and not POSSESSIVE.search(opener):
+        return False
+    return start == position or inside
+
+
+# Words that open a clause, its subject after them.
+_CLAUSE_OPENERS = frozenset({"if", "unless", "that", "whether", "when", "once", "until", "because", "while"})
+
+
+def _plain(word: str) -> bool:
+    """A word that may stand inside a noun phrase ("first", "2024", "delivery"): no function word, meaning
+    word or adverb in -ly, and no mark between."""
+    return (
+        bool(word)
+        and word not in FUNCTION_WORDS
+        and word not in DETERMINERS
+        and word not in _CLAUSE_OPENERS
+        and not meaning.is_meaning_word(word)
+        and not word.endswith("ly")
+    )
 
 
 def verify_selection(content: dict[str, Any], numbered: NumberedSlice) -> Verification:

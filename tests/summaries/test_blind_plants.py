@@ -1,4 +1,4 @@
-"""The plants five helpers designed blind (bench/faithfulness_blind.py): none of their falsehoods is served.
+"""The plants six helpers designed blind (bench/faithfulness_blind.py): none of their falsehoods is served.
 
 They never read the rules, so their classes are ones the rules were not written against: a privative
 adjective, "a few" made "few", a name in a series taken for a second name, "the chairman and the chief
@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from bench.faithfulness_blind import by_design, plants, served
+from bench.faithfulness_blind import FALSE_KINDS, by_design, plants, served
 
-FALSEHOODS = [p for p in plants() if p["kind"] != "true"]
+FALSEHOODS = [p for p in plants() if p["kind"] in FALSE_KINDS]
 
 
 def _param(n: int, plant: dict[str, Any]) -> Any:

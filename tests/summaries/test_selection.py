@@ -343,6 +343,7 @@ def test_a_label_right_after_a_negation_or_a_past_participle_is_dropped(numbered
 
 SEVERAL = "several words that are no noun phrase of a sentence that qualifies what it says"
 NOT_IN_A_ROW = "several words that do not stand in a row in its sentences"
+ONE_WORD = "one word its sentences do not use as a thing's name"
 
 
 @pytest.mark.parametrize(
@@ -381,6 +382,21 @@ NOT_IN_A_ROW = "several words that do not stand in a row in its sentences"
         ("Severable", "It is false that the covenant is severable.", "holds a word that says how a thing is"),
         ("Lease continues", "The claim that the lease continues was dismissed.", SEVERAL),
         ("Lease", "The claim that the lease continues was dismissed.", None),
+        # one word the sentence does not use as a thing's name: an adjective it supposes, questions or denies (a
+        # sixth blind red team); a noun by its ending, or one after "the" or a preposition, names a topic
+        ("Insolvent", "Castell may become insolvent if the loan is called in.", ONE_WORD),
+        ("Dishonest", "The tribunal rejected the suggestion that Hale was dishonest.", ONE_WORD),
+        ("Unsafe", "The claim that the building is unsafe was not made out.", ONE_WORD),
+        ("Confidential", "The letter was anything but confidential.", ONE_WORD),
+        ("Defective", "Should the goods prove defective, Northwind may reject them.", ONE_WORD),
+        ("Complies", "It is unclear whether the plant complies.", ONE_WORD),
+        ("Insolvency", "Castell may become insolvent if the loan is called in.", None),
+        ("Deliveries", "Samir must deliver 14 shipments per month.", None),
+        ("Consent", "The licence lapses if consent is not obtained by 21 December 2027.", None),
+        ("Witnesses", "A lengthy witness statement from Dana Whitlock may be filed.", None),
+        ("Termination", "The landlord may terminate the lease on notice.", None),
+        ("Consent", "The landlord was asked for consent to the assignment.", None),
+        ("Escrow", "The escrow agent may release the funds only if both parties sign.", None),
         # marks that say how things stand
         ("Rent \u2713", "Rent is payable quarterly.", "holds a mark"),
         ("Deposit \u2717", "The deposit is held by the agent.", "holds a mark"),

@@ -240,6 +240,9 @@ SERVED_FALSEHOODS = [
     ("\u2717 However, landlord consent has been obtained.", "landlord consent has been obtained."),
     ("(?) However, the guarantee covers interest.", "the guarantee covers interest."),
     ("[Doc 14] [?] The purchase price is EUR 6 million.", "The purchase price is EUR 6 million."),
+    # an abbreviation on its own in a citing aside may say how things stand ("STC": subject to contract)
+    ("The sale price of EUR 4 million was agreed (STC, letter of 6 April 2027).",
+     "The sale price of EUR 4 million was agreed."),
     # a connective that bounds the rest in time, or weighs it
     ("In the meantime, the buyer may not sell the shares.", "the buyer may not sell the shares."),
     ("The rate, meanwhile, is 2 per cent.", "The rate is 2 per cent."),
