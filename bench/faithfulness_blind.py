@@ -1,4 +1,4 @@
-"""Planted falsehoods and true shortenings designed blind: by five helpers, each working alone, that never read
+"""Planted falsehoods and true shortenings designed blind: by seven helpers, each working alone, that never read
 the shortening, meaning or label rules (graph_memory/summaries/), this bench's own plants or their tests, only
 issue 27's text and the two functions' signatures. So they test classes the rules' authors did not design
 against.
@@ -20,7 +20,12 @@ says how a thing is, "Assignable", over a sentence that rejects or denies it), c
 Set 6 (a helper after those, told the same, asked for false labels as much as false shortenings, and fair
 labels as "label-true"): rounds 1 and 2 as before; its holes (a one-word label that is an adjective the
 sentence only supposes, questions or denies, "Insolvent" over "Castell may become insolvent"; a bare
-abbreviation in a citing aside, "(STC, letter of 6 April 2027)", subject to contract) closed after it. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
+abbreviation in a citing aside, "(STC, letter of 6 April 2027)", subject to contract) closed after it.
+Set 7 (a helper after those, the same way): its holes ("the" dropped under a denial, permission or condition,
+"did not sell the shares" -> "did not sell shares"; a unit or a year in brackets, "(£000)", "[2019]"; a
+one-word label for what a thing is said to be, "Fraudster" over "Northwind's letter calls Hale a
+fraudster") closed after it; four labels of an adjective and a noun the sentence itself uses in a report
+("Rogue director" over "The headline spoke of the rogue director") stand, arguable on its review. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
 a good model would make), "label-true" (set 6: a fair topic label a good model would write).
 

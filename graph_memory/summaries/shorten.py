@@ -6,7 +6,10 @@ words, in order, are words of the sentence; case, curly quotation marks and
 dashes aside), none of them a word that carries meaning (meaning.py), and
 every removal is one whose *form* shows it adds no claim to the rest:
 
-- an article ("the", "a", "an"), but where it opens a quantity ("a few" is
+- an article ("the", "a", "an") in a sentence that holds no meaning word
+  (an upward context, below: without "the" a denial, a permission or a
+  condition speaks of any such thing, "did not sell the shares" is no "did
+  not sell shares"), but not where it opens a quantity ("a few" is
   not "few") or a second noun phrase after "and" or "or" ("the
   chairman and the chief executive" are two people), stands before a fact, a
   meaning word or a word that picks out one thing ("the only person", "the
@@ -230,8 +233,11 @@ def _citation(sentence: str, words: list[Token], positions: list[int]) -> bool:
             and cites(where)
         )
 
-    return any(any(c.isdigit() for c in words[i].text) for i in positions) and all(
-        cites(i) or abbreviation(i) for i in positions
+    return (
+        any(any(c.isdigit() for c in words[i].text) for i in positions)
+        and any(words[i].key.rstrip(".") in CITATION_WORDS or abbreviation(i) for i in positions)
+        and not any(c in words[i].text for i in positions for c in "$€£¥%")
+        and all(cites(i) or abbreviation(i) for i in positions)
     )
 
 
@@ -396,14 +402,16 @@ def _article(words: list[Token], i: int, hard: set[int]) -> bool:
 
 
 def _fillers(words: list[Token], hard: set[int], upward: bool, modifiers: tuple[int, ...]) -> set[int]:
-    """Positions that may go from a unit that is otherwise kept: articles; in an upward context also "also"
+    """Positions that may go from a unit that is otherwise kept, only in an upward context: articles, "also"
     (before any relative word) and the modifiers of an opening "a/an ..." (shorten() checks that they go all
-    together). Not every article may go (_article)."""
+    together). Not every article may go (_article); and none where a word bends the sentence: without "the"
+    a denial, a permission or a condition speaks of any such thing ("Castell did not sell the shares" is no
+    "Castell did not sell shares"; "If the shares are sold" is no "If shares are sold")."""
+    if not upward:
+        return set()
     found = {i for i, w in enumerate(words) if w.key in ARTICLES and _article(words, i, hard)}
-    if upward:
-        main = next((i for i, w in enumerate(words) if w.key in RELATIVES), len(words))
-        found |= {i for i, w in enumerate(words[:main]) if w.key in ADDITIVES} | set(modifiers)
-    return found
+    main = next((i for i, w in enumerate(words) if w.key in RELATIVES), len(words))
+    return found | {i for i, w in enumerate(words[:main]) if w.key in ADDITIVES} | set(modifiers)
 
 
 def _modifier_refusal(words: list[Token], modifiers: tuple[int, ...], kept: list[int]) -> str:
@@ -634,9 +642,9 @@ def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[i
     facts = sorted({w.text for w in words if _is_fact(w)} - {w.text for w in wanted})
     if facts:
         return "removes a fact (only an aside that only cites may take one with it): " + ", ".join(facts)
-    return "removes a part that may qualify the rest (only articles, connectives and filing tags set apart,"\
-        " citing asides, defined terms in brackets, names between commas, vouching as-clauses and, in an"\
-        " upward context, 'also' and an opening 'a/an' phrase's modifiers may go)"
+    return "removes a part that may qualify the rest (only connectives and filing tags set apart, citing"\
+        " asides, defined terms in brackets, names between commas, vouching as-clauses and, in an upward"\
+        " context, articles, 'also' and an opening 'a/an' phrase's modifiers may go)"
 
 
 def faithful(served: str, sentence: str) -> bool:

@@ -322,30 +322,53 @@ def _names_a_thing(word: str, sentences: list[Sentence]) -> bool:
     preposition ("Escrow" over "The escrow agent may release ..."; "Consent" over "asked for consent"). Any
     other may be an adjective the sentence only supposes, questions or denies ("Insolvent" over "Castell may
     become insolvent", "Dishonest" over "rejected the suggestion that Hale was dishonest", "Unsafe" over "The
-    claim that the building is unsafe was not made out"), and no list of words holds every adjective."""
+    claim that the building is unsafe was not made out"), and no list of words holds every adjective. Nor,
+    over any sentence, a word it only uses for what someone or something is said to be ("Fraudster" over
+    "Northwind's letter calls Hale a fraudster", "Culprit" over "The tabloids named Hale as the culprit")."""
     if word in GENERIC_HEADINGS or (len(word) > 5 and word.endswith(_NOUN_ENDINGS)):
         return True
     plural = word.endswith("s") and not word.endswith(("ss", "us", "is"))
     for sentence in sentences:
-        if not _qualified(sentence):
-            return True  # over a sentence that qualifies nothing the word says what the sentence says
-        found = _phrased(sentence.text)
-        for position, other in enumerate(found):
-            if other and _same_root(word, POSSESSIVE.sub("", other)) and _in_noun_phrase(found, position):
-                return True
+        found, names = _phrased(sentence.text)
+        at = [i for i, other in enumerate(found) if other and _same_root(word, POSSESSIVE.sub("", other))]
+        if any(_in_noun_phrase(found, names, i) for i in at):
+            return True
         # A word in -s is a plural (no adjective ends so) or a verb: the verb where the sentence has it after
         # its subject ("Complies" over "It is unclear whether the plant complies").
-        if plural and not any(
-            other == word and position and _plain(found[position - 1]) for position, other in enumerate(found)
-        ):
+        if plural and not any(found[i] == word and i and _plain(found[i - 1]) for i in at):
             return True
+        if not _qualified(sentence) and not any(_said_to_be(found, names, i) for i in at):
+            return True  # over a sentence that qualifies nothing the word says what the sentence says
     return False
 
 
-def _phrased(text: str) -> list[str]:
+def _said_to_be(found: list[str], names: set[int], position: int) -> bool:
+    """Whether the word at `position` ends a phrase that says what a thing is said or found to be: one "a" or
+    "an" opens after a verb that may link it ("is a bankrupt") or after a thing named just before ("calls
+    Hale a fraudster", "called the witness a liar"; not "holds a guarantee"), or one after "as" ("named
+    Hale as the culprit")."""
+    start = position
+    while start and _plain(found[start - 1]):
+        start -= 1
+    opener = found[start - 1] if start else ""
+    if opener == "as" or (start > 1 and found[start - 2] == "as"):
+        return True
+    if opener not in ("a", "an") or start < 2:
+        return False
+    before = start - 2  # the word before "a"
+    if found[before] in AUXILIARIES or before in names:
+        return True
+    while before and _plain(found[before]):
+        before -= 1
+    return found[before] in DETERMINERS or bool(POSSESSIVE.search(found[before]))
+
+
+def _phrased(text: str) -> tuple[list[str], set[int]]:
     """The words of `text` as _parts reads them, outside quotations, with "" where a mark sets a part apart
-    (a comma, bracket, colon or dash): no phrase runs across one."""
+    (a comma, bracket, colon or dash): no phrase runs across one; and the positions of those capitalised
+    inside the sentence (names)."""
     found: list[str] = []
+    names: set[int] = set()
     quoted = [m.span() for m in _QUOTED.finditer(text)]
     end = 0
     for t in tokens(text):
@@ -353,16 +376,20 @@ def _phrased(text: str) -> list[str]:
             found.append("")
         end = t.end
         if not any(a <= t.start < b for a, b in quoted):
+            if found and t.text[:1].isupper():
+                names.add(len(found))
             found += t.key.split("-")
-    return found
+    return found, names
 
 
-def _in_noun_phrase(found: list[str], position: int) -> bool:
+def _in_noun_phrase(found: list[str], names: set[int], position: int) -> bool:
     """Whether the word at `position` stands in a noun phrase: right after a word that opens one ("the
-    fees", "for consent") or opening the sentence, or after such a word and plain words when a plain word
-    or an auxiliary follows it (it names or qualifies a thing: "the first delivery milestone", "Annual fees
-    are capped"). Not after an auxiliary or another verb ("may become insolvent", "is unsafe"), and not at
-    the end of a phrase that follows a noun ("find the director guilty")."""
+    fees", "for consent", "the landlord's consent") or opening the sentence, or after such a word and plain
+    words when a plain word or an auxiliary follows it (it names or qualifies a thing: "the first delivery
+    milestone", "Annual fees are capped"). Not after an auxiliary or another verb ("may become insolvent",
+    "is unsafe"), not at the end of a phrase that follows a noun ("find the director guilty"), and not in
+    what a thing is said to be, after "a" or "as" ("calls Hale a fraudster", "named Hale as the
+    culprit")."""
     start = position
     while start and _plain(found[start - 1]):
         start -= 1
@@ -372,6 +399,8 @@ def _in_noun_phrase(found: list[str], position: int) -> bool:
     if start and opener in _CLAUSE_OPENERS:
         return inside  # the subject of a clause: "if consent is not obtained", not "if insolvent,"
     if start and opener and opener not in _NOUN_OPENERS and not POSSESSIVE.search(opener):
+        return False
+    if _said_to_be(found, names, position):
         return False
     return start == position or inside
 
@@ -385,6 +414,7 @@ def _plain(word: str) -> bool:
     word or adverb in -ly, and no mark between."""
     return (
         bool(word)
+        and not POSSESSIVE.search(word)
         and word not in FUNCTION_WORDS
         and word not in DETERMINERS
         and word not in _CLAUSE_OPENERS

@@ -129,9 +129,6 @@ TRUE_SHORTENINGS = {
     "an article dropped": (
         "2026-014", RED_FLAG, RED_FLAG.replace("contains a ", "contains "), RED_FLAG.replace("contains a ", "contains "),
     ),
-    "an article dropped after a colon": (
-        "2026-014", CLAUSE_9, CLAUSE_9.replace("9: the Buyer", "9: Buyer"), CLAUSE_9.replace("9: the Buyer", "9: Buyer"),
-    ),
     "no short form": ("2026-014", CLAUSE_9, "", CLAUSE_9),
     "the sentence itself, spaced and quoted differently": ("2026-014", CLAUSE_9, "  " + CLAUSE_9.upper(), CLAUSE_9),
 }  # fmt: skip

@@ -390,6 +390,12 @@ ONE_WORD = "one word its sentences do not use as a thing's name"
         ("Confidential", "The letter was anything but confidential.", ONE_WORD),
         ("Defective", "Should the goods prove defective, Northwind may reject them.", ONE_WORD),
         ("Complies", "It is unclear whether the plant complies.", ONE_WORD),
+        # what a thing is said to be (a seventh blind red team); an object is no such thing
+        ("Fraudster", "Northwind's letter calls Hale a fraudster.", ONE_WORD),
+        ("Liar", "Castell's counsel called the witness a liar.", ONE_WORD),
+        ("Culprit", "The tabloids named Hale as the culprit.", ONE_WORD),
+        ("Bankrupt", "Northwind asks whether Castell is a bankrupt.", ONE_WORD),
+        ("Guarantee", "Bramble Mills Ltd holds a guarantee of GBP 27,242.30.", None),
         ("Insolvency", "Castell may become insolvent if the loan is called in.", None),
         ("Deliveries", "Samir must deliver 14 shipments per month.", None),
         ("Consent", "The licence lapses if consent is not obtained by 21 December 2027.", None),

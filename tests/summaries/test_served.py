@@ -49,6 +49,9 @@ SENTENCES = [
     "Jordan Lee claims that the termination on 30 June 2026 was retaliation.",
     "The tenant paid the March rent late and still disputes the service charge.",
     "Red flag: the change-of-control clause allows termination on 30 days' notice (SPA 5.2, p. 54).",
+    # sentences with no meaning word, where articles, connectives and asides may go
+    "However, the supplier delivered the pallets to the warehouse in Leeds (letter of 6 April 2027).",
+    "The buyer, Northwind Holdings, signed the share purchase agreement (the SPA) in Berlin.",
 ]
 
 

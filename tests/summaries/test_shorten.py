@@ -80,9 +80,13 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
         ("A lengthy statement from Dana Whitlock has been filed.", "Statement from Dana Whitlock has been filed.",
          "Statement from Dana Whitlock has been filed."),
 
-        # an article; no final stop in the proposal: the sentence's own stop is served
-        (OWES, "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under loan agreement",
-         "Brightline Logistics LLC owes Castell Holdings GmbH EUR 2.5 million under loan agreement."),
+        # an article in a sentence with no meaning word, after a colon too; no final stop in the proposal: the
+        # sentence's own stop is served
+        ("Brightline Logistics LLC signed the loan agreement with Castell Holdings GmbH in 2023.",
+         "Brightline Logistics LLC signed loan agreement with Castell Holdings GmbH in 2023",
+         "Brightline Logistics LLC signed loan agreement with Castell Holdings GmbH in 2023."),
+        ("Clause 9: the supplier delivered the pallets to Leeds.", "Clause 9: supplier delivered the pallets to Leeds.",
+         "Clause 9: supplier delivered the pallets to Leeds."),
     ],
 )  # fmt: skip
 def test_accepted_deletions(sentence: str, proposal: str, served: str) -> None:
@@ -243,6 +247,10 @@ SERVED_FALSEHOODS = [
     # an abbreviation on its own in a citing aside may say how things stand ("STC": subject to contract)
     ("The sale price of EUR 4 million was agreed (STC, letter of 6 April 2027).",
      "The sale price of EUR 4 million was agreed."),
+    # a unit, a year or a version in brackets is no citation (a seventh blind red team)
+    ("Castell's unpaid tax is \u00a35,200 (\u00a3000).", "Castell's unpaid tax is \u00a35,200."),
+    ("[2019] Castell holds 60% of Northwind.", "Castell holds 60% of Northwind."),
+    ("[v1] Castell must pay EUR 5 million on signing.", "Castell must pay EUR 5 million on signing."),
     # a connective that bounds the rest in time, or weighs it
     ("In the meantime, the buyer may not sell the shares.", "the buyer may not sell the shares."),
     ("The rate, meanwhile, is 2 per cent.", "The rate is 2 per cent."),
@@ -348,10 +356,10 @@ def test_no_proposal_or_the_sentence_itself_serves_the_sentence_unrefused(propos
 
 def test_served_text_is_built_from_the_sentences_own_characters() -> None:
     sentence = "However, the seller\u2019s counsel confirmed that \u201cthe Escrow Agent\u2019s fee is paid\u201d in the letter."
-    proposal = "THE SELLER'S COUNSEL CONFIRMED THAT \"THE ESCROW AGENT'S FEE IS PAID\" IN LETTER"
+    proposal = "THE SELLER'S COUNSEL CONFIRMED THAT \"THE ESCROW AGENT'S FEE IS PAID\" IN THE LETTER"
     result = shorten(sentence, proposal)
     assert result == Shortening(
-        "The seller\u2019s counsel confirmed that \u201cthe Escrow Agent\u2019s fee is paid\u201d in letter.",
+        "The seller\u2019s counsel confirmed that \u201cthe Escrow Agent\u2019s fee is paid\u201d in the letter.",
         shortened=True,
     )
 
