@@ -573,7 +573,7 @@ def _served(sentence: str, words: list[Token], kept: list[int]) -> str:
             paired = len(marks) >= 2 and marks[0] == marks[-1]
             text += ("" if paired or not marks else marks[0]) + " "
     if kept[-1] == len(words) - 1:
-        text += sentence[words[-1].end :].strip()
+        text += sentence[words[-1].end :].rstrip()  # " (?)." keeps its space
     else:
         # The sentence's own final mark, or the one right after the last kept word when a filing aside follows
         # it ("The buyer completed on 3 June. [Bundle p. 45]").
