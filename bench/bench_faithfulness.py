@@ -468,8 +468,8 @@ def section(**r: Any) -> str:
               f" more), true points served weaker than proposed: {share(total, *outcomes[2:4]):.2f}% (labels dropped"
               " and other forms only)."]
     lines += ["", "Why the weaker ones are weaker: `shorten.py` lets go only what its form shows adds no claim"
-              " (articles, connectives and filing tags set apart, citing asides, defined terms in brackets, names"
-              " between commas, vouching as-clauses; in an upward context \"also\" and all the modifiers of an"
+              " (connectives and filing tags set apart, citing asides, defined terms in brackets, names between"
+              " commas, vouching as-clauses; in an upward context articles, \"also\" and all the modifiers of an"
               " opening \"a/an ...\")."
               " A clause after a semicolon has the form of a superseding clause; a modifier in \"the ...\" (which"
               " thing is meant changes) or one of several in \"a/an ...\" (\"trade secret claim\" is no \"secret"
