@@ -499,16 +499,17 @@ def section(**r: Any) -> str:
 
 
 def blind_lines(blind: dict[str, Any]) -> list[str]:
-    """The plants seven helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
+    """The plants eight helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
     n, taken, classes = blind["counts"], blind["served"], blind["classes"]
     rounds = sorted({r for _, r in n})
-    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by seven helpers, each alone, that never read"
+    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by eight helpers, each alone, that never read"
              f" the rules, the plants above or their tests; {classes['false']} classes of false shortening,"
              f" {classes['label-false']} of false label, {classes['true']} of true shortening,"
              f" {classes['label-true']} of fair label; each set's round 1 written in full before anything ran, later"
              " rounds after, aimed at the deletions the refusal messages name as allowed; each set written after"
-             " the holes of the sets before were closed, sets 4 to 7's holes closed after them), run through"
-             " `shorten` and `label_problem` (no database):", "",
+             " the holes of the sets before were closed, sets 4 to 7's holes closed after them, set 8 one blind round"
+             " on the rules as they stand, nothing changed after it), run through `shorten` and `label_problem` (no"
+             " database):", "",
              "| plant | " + " | ".join(f"set {s}, round {r}" for s, r in rounds) + " |",
              "| --- |" + " ---: |" * len(rounds)]  # fmt: skip
     for kind, what in (("false", "false shortenings served"), ("label-false", "false labels served"),
