@@ -27,7 +27,8 @@ one-word label for what a thing is said to be, "Fraudster" over "Northwind's let
 fraudster") closed after it; four labels of an adjective and a noun the sentence itself uses in a report
 ("Rogue director" over "The headline spoke of the rogue director") stand, arguable on its review. Set 8 (a
 helper after set 7's holes were closed, the same way, one blind round only and nothing changed after it):
-what the rules as they stand do with classes nobody wrote them against. Every proposal is the sentence with words removed (each helper checked it). Kinds: "false" (a
+what the rules as they stand do with classes nobody wrote them against. Every proposal is the sentence with
+words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
 a good model would make), "label-true" (set 6: a fair topic label a good model would write).
 

@@ -220,8 +220,11 @@ def _citation(sentence: str, words: list[Token], positions: list[int]) -> bool:
     if positions[0] and after < len(words) and words[after].text[:1].isupper():
         return False
 
+    def citation_word(i: int) -> bool:
+        return words[i].key.rstrip(".") in CITATION_WORDS
+
     def cites(i: int) -> bool:
-        return _is_fact(words[i]) or words[i].key.rstrip(".") in CITATION_WORDS
+        return _is_fact(words[i]) or citation_word(i)
 
     def abbreviation(i: int) -> bool:
         where = i + 1
@@ -235,7 +238,7 @@ def _citation(sentence: str, words: list[Token], positions: list[int]) -> bool:
 
     return (
         any(any(c.isdigit() for c in words[i].text) for i in positions)
-        and any(words[i].key.rstrip(".") in CITATION_WORDS or abbreviation(i) for i in positions)
+        and any(citation_word(i) or abbreviation(i) for i in positions)
         and not any(c in words[i].text for i in positions for c in "$€£¥%")
         and all(cites(i) or abbreviation(i) for i in positions)
     )
@@ -274,9 +277,12 @@ def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bo
         for w in named
     ):
         return False
+    def parts(ws: list[Token]) -> set[str]:
+        return {part for w in ws for part in POSSESSIVE.sub("", w.key).split("-")}
+
     before = _phrase_before(sentence, words, first)
-    keys = {part for w in before for part in POSSESSIVE.sub("", w.key).split("-")}
-    if all(part in keys for w in named for part in POSSESSIVE.sub("", w.key).split("-")):
+    keys = parts(before)
+    if parts(named) <= keys:
         return True  # "(the Lease)" after "The lease dated 4 July 2010"
     if len(named) == 1 and _ACRONYM.fullmatch(named[0].text):
         initials = "".join(w.key[0] for w in before if w.key not in _LINKS)
@@ -381,24 +387,19 @@ def _episodic(words: list[Token], start: int) -> bool:
 # Words after "the" that pick out one thing among others: without the article the sentence speaks of any such
 # thing ("the one director who voted against" is not "one director who voted against").
 _PICKING = frozenset({"one", "same", "latter", "very", "said", "selfsame"})
-_QUANTITIES = meaning.CLASSES["quantity"]
 
 
 def _article(words: list[Token], i: int, hard: set[int]) -> bool:
-    """Whether the article at `i` may go: not one inside a protected phrase ("in the event"), not a capital
-    "A" inside the sentence (a letter: "the A shares", "Schedule A"), not one after "and" or "or" (it opens a
-    second noun phrase: "the chairman and the chief executive" are two people), not one that opens a quantity
-    ("a few of the invoices were paid" is not "few of ..."; "a good few"), and not one before a fact, a
-    meaning word or a word that picks out one thing ("the only person liable", "the one director", "the
-    latter")."""
-    if i in hard or (i and words[i].text != words[i].text.lower()) or (i and words[i - 1].key in _SERIES):
+    """Whether the article at `i` may go, in an upward context (_fillers asks nowhere else, so never one
+    inside a protected phrase, "in the event", nor one that opens a quantity, "a few of the invoices were
+    paid": their words carry meaning, and the context is no upward one): not a capital "A" inside the
+    sentence (a letter: "the A shares", "Schedule A"), not one after "and" or "or" (it opens a second noun
+    phrase: "the chairman and the chief executive" are two people), and not one before a fact, a time word
+    or a word that picks out one thing ("the following day", "the one director", "the latter")."""
+    if (i and words[i].text != words[i].text.lower()) or (i and words[i - 1].key in _SERIES):
         return False
     after = i + 1
-    if any(w.key in _QUANTITIES for w in words[after : after + 2]):
-        return False
-    return after < len(words) and not (
-        after in hard or _is_fact(words[after]) or words[after].key in _PICKING
-    )
+    return after < len(words) and not (after in hard or _is_fact(words[after]) or words[after].key in _PICKING)
 
 
 def _fillers(words: list[Token], hard: set[int], upward: bool, modifiers: tuple[int, ...]) -> set[int]:

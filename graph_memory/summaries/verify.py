@@ -59,6 +59,7 @@ from graph_memory.summaries.shorten import (
     DETERMINERS,
     FUNCTION_WORDS,
     POSSESSIVE,
+    Token,
     shorten,
     tokens,
 )
@@ -166,11 +167,16 @@ _QUOTED = re.compile(r"\u201c[^\u201d]*\u201d|\"[^\"]*\"")
 _NOUN_OPENERS = DETERMINERS | (FUNCTION_WORDS - AUXILIARIES - {"that", "which", "who", "whom", "whose", "and", "or", "but", "as"})
 
 
-def _parts(text: str) -> list[tuple[str, bool]]:
+def _read(text: str) -> list[tuple[str, bool, Token]]:
     """The words of `text` as a label's words are read (case-folded, a hyphenated word as its parts:
-    "strike-out" is "strike", "out"), each with whether it stands in a quotation."""
+    "strike-out" is "strike", "out"), each with whether it stands in a quotation and its token."""
     quoted = [m.span() for m in _QUOTED.finditer(text)]
-    return [(part, any(a <= t.start < b for a, b in quoted)) for t in tokens(text) for part in t.key.split("-")]
+    return [(part, any(a <= t.start < b for a, b in quoted), t) for t in tokens(text) for part in t.key.split("-")]
+
+
+def _parts(text: str) -> list[tuple[str, bool]]:
+    """The words of `text` as _read reads them, each with whether it stands in a quotation."""
+    return [(part, quoted) for part, quoted, _ in _read(text)]
 
 
 def _named_by(word: str, sentences: list[Sentence]) -> bool:
@@ -305,7 +311,10 @@ def label_problem(label: str, names: _Names, sentences: list[Sentence] | None = 
     if strangers:
         return f"not a word of its sentences (or only right after a negation): {', '.join(strangers)}"
     if len(label_words) == 1 and not _names_a_thing(label_words[0], sentences):
-        return f"one word its sentences do not use as a thing's name: {label_words[0]} ('Insolvent' over 'may become insolvent')"
+        return (
+            f"one word its sentences do not use as a thing's name: {label_words[0]}"
+            " ('Insolvent' over 'may become insolvent')"
+        )
     return None
 
 
@@ -347,9 +356,7 @@ def _said_to_be(found: list[str], names: set[int], position: int) -> bool:
     "an" opens after a verb that may link it ("is a bankrupt") or after a thing named just before ("calls
     Hale a fraudster", "called the witness a liar"; not "holds a guarantee"), or one after "as" ("named
     Hale as the culprit")."""
-    start = position
-    while start and _plain(found[start - 1]):
-        start -= 1
+    start = _phrase_start(found, position)
     opener = found[start - 1] if start else ""
     if opener == "as" or (start > 1 and found[start - 2] == "as"):
         return True
@@ -369,16 +376,16 @@ def _phrased(text: str) -> tuple[list[str], set[int]]:
     inside the sentence (names)."""
     found: list[str] = []
     names: set[int] = set()
-    quoted = [m.span() for m in _QUOTED.finditer(text)]
-    end = 0
-    for t in tokens(text):
-        if re.search(r"[^\s'\u2019-]", text[end : t.start]) and found:
-            found.append("")
-        end = t.end
-        if not any(a <= t.start < b for a, b in quoted):
-            if found and t.text[:1].isupper():
+    last: Token | None = None
+    for part, quoted, t in _read(text):
+        if t is not last:
+            if last and found and re.search(r"[^\s'\u2019-]", text[last.end : t.start]):
+                found.append("")
+            if found and not quoted and t.text[:1].isupper():
                 names.add(len(found))
-            found += t.key.split("-")
+            last = t
+        if not quoted:
+            found.append(part)
     return found, names
 
 
@@ -390,9 +397,7 @@ def _in_noun_phrase(found: list[str], names: set[int], position: int) -> bool:
     "is unsafe"), not at the end of a phrase that follows a noun ("find the director guilty"), and not in
     what a thing is said to be, after "a" or "as" ("calls Hale a fraudster", "named Hale as the
     culprit")."""
-    start = position
-    while start and _plain(found[start - 1]):
-        start -= 1
+    start = _phrase_start(found, position)
     opener = found[start - 1] if start else ""
     following = found[position + 1] if position + 1 < len(found) else ""
     inside = _plain(following) or following in AUXILIARIES
@@ -403,6 +408,14 @@ def _in_noun_phrase(found: list[str], names: set[int], position: int) -> bool:
     if _said_to_be(found, names, position):
         return False
     return start == position or inside
+
+
+def _phrase_start(found: list[str], position: int) -> int:
+    """Where the run of plain words that ends at `position` starts ("first delivery" in "the first delivery")."""
+    start = position
+    while start and _plain(found[start - 1]):
+        start -= 1
+    return start
 
 
 # Words that open a clause, its subject after them.
