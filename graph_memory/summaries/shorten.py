@@ -34,19 +34,25 @@ every removal is one whose *form* shows it adds no claim to the rest:
   "and" or "or" after it (in a series, "only the claimant, Ms Bell, and Mr
   Ali", the name may be an item of its own);
 - an as-clause set apart by a comma whose verb vouches for the rest ("...,
-  as the bank statement shows"): what a record shows or proves, it holds;
+  as the bank statement shows", "..., as the minutes confirm"): what a
+  record shows or proves, or what someone confirms or admits, "as" takes as
+  true (not "as the buyer says": whose account it is);
+- "also" in a statement's main clause (not "a tenant who also runs a
+  business") before any meaning word that bends it ("Castell also failed to
+  pay"; not "only if Castell also consents");
 - in a sentence that holds no meaning word (an upward context: whatever is
-  true of a thing is true of any larger set it belongs to), "also" in the
-  main clause (not "a tenant who also runs a business"), and all
-  the modifiers of the noun phrase "a/an ..." that opens it ("A lengthy
-  witness statement from X was filed" -> "A statement from X was filed"):
-  something that is a lengthy witness statement is a statement. Only of one
-  event ("was filed", "has been served"), not a rule ("A foreign judgment is
-  enforceable" says nothing of every judgment). All or none
-  (a "trade secret claim" is no "secret claim"); not in "the ..." (which
-  thing is meant changes), not after the verb (a verb can deny: "escaped a
-  lengthy sentence"), not when a modifier changes what the noun names
-  ("deputy", "fake": meaning.py), not an adverb.
+  true of a thing is true of any larger set it belongs to), the descriptive
+  words that open the noun phrase "a/an ..." opening it ("A lengthy witness
+  statement from X was filed" -> "A witness statement from X was filed"):
+  something that is a lengthy witness statement is a witness statement.
+  Only words of a closed list that say how long, full or formal a thing is
+  ("lengthy", "brief", "detailed", "handwritten"): any other may say what
+  the thing is or how it stands ("a trade secret claim" is no "secret
+  claim"; "a voidable transfer", "a defective notice"), and no form tells
+  them apart. Only of one event ("was filed", "has been served"), not a rule
+  ("A foreign judgment is enforceable" says nothing of every judgment); not
+  in "the ..." (which thing is meant changes), not after the verb (a verb
+  can deny: "escaped a lengthy sentence").
 
 Nothing else may go. Removing single words inside a clause changes meaning
 far beyond any list ("allows termination on 30 days' notice" -> "allows 30
@@ -74,7 +80,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from graph_memory.summaries import meaning
-from graph_memory.summaries.facts import CURRENCY_CODES, is_fact_word
+from graph_memory.summaries.facts import CURRENCY_CODES, LEGAL_SUFFIXES, is_fact_word
 from graph_memory.summaries.meaning import STATE_WORDS
 from graph_memory.summaries.sentences import ABBREVIATIONS, normalise_quote
 
@@ -124,7 +130,7 @@ CONNECTIVES = frozenset(
         ("however",), ("moreover",), ("furthermore",), ("additionally",), ("also",), ("indeed",),
         ("accordingly",), ("therefore",), ("thus",), ("hence",), ("notably",), ("importantly",), ("separately",),
         ("finally",), ("nevertheless",), ("nonetheless",), ("consequently",), ("firstly",), ("secondly",),
-        ("thirdly",), ("lastly",), ("besides",), ("likewise",), ("similarly",), ("ultimately",),
+        ("thirdly",), ("lastly",), ("besides",), ("likewise",), ("similarly",), ("ultimately",), ("further",),
         ("in", "addition"), ("in", "particular"), ("in", "fact"), ("in", "any", "event"), ("as", "a", "result"),
         ("in", "contrast"), ("by", "contrast"), ("on", "the", "other", "hand"),
     }
@@ -138,7 +144,7 @@ CITATION_WORDS = frozenset(
         "p", "pp", "no", "nos", "art", "arts", "cl", "cls", "s", "ss", "sec", "secs", "para", "paras", "sch",
         "clause", "clauses", "section", "sections", "page", "pages", "paragraph", "paragraphs", "article",
         "articles", "schedule", "schedules", "annex", "annexes", "exhibit", "exhibits", "tab", "rule", "rules",
-        "appendix", "recital", "recitals", "part", "chapter", "order", "ruling", "judgment", "doc", "bundle", "ref",
+        "appendix", "recital", "recitals", "part", "chapter", "order", "ruling", "judgment", "doc", "bundle", "ref", "dkt",
         "and", "at", "of", "the", "see", "cf", "fn", "n", "vol", "ch", "ibid", "id",
         # what a record cites by its kind and date: "(letter of 6 April 2027)"
         "letter", "letters", "email", "emails", "memo", "memorandum", "minutes", "call", "meeting", "dated",
@@ -154,6 +160,8 @@ FILING_TAGS = frozenset(
     }
 )  # fmt: skip
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
+# A page of a bundle ("B/233", "A1/23/4"): letters before the slashes, so no share ("1/3") reads as one.
+_BUNDLE_PAGE = re.compile(r"[A-Z]{1,3}\d*(?:/\d+)+")
 # A defined term as a bracket holds it (quotation marks made straight): "the" and words, or a quoted term; the
 # small words its initials skip ("BIS" for "Bank for International Settlements").
 _DEFINED = re.compile(r'the (?P<plain>[^"]+)|(?:the )?"(?P<quoted>[^"]+)"')
@@ -161,17 +169,22 @@ _LINKS = frozenset({"of", "and", "for", "&"})
 # A possessive ("landlord's"): the word it ends is read without it.
 POSSESSIVE = re.compile(r"['\u2019]s$")
 # Verbs of an as-clause that vouch for the rest: what a record shows, records or proves holds ("the buyer paid,
-# as the bank statement shows"). Verbs of saying stay: they are meaning words (meaning.py, "hedge").
+# as the bank statement shows"), and so does what someone confirms or admits, as the clause has it ("Castell
+# voted against, as the minutes confirm"; "..., as its own witness admits"): "as" takes the rest as true.
+# Other verbs of saying stay ("as the buyer says" is the buyer's account): they are meaning words (meaning.py).
 EVIDENTIAL_VERBS = frozenset(
     {
         "show", "shows", "showed", "shown", "record", "records", "recorded", "reflect", "reflects", "reflected",
         "evidence", "evidences", "evidenced", "prove", "proves", "proved", "proven", "demonstrate",
-        "demonstrates", "demonstrated", "establish", "establishes", "established",
+        "demonstrates", "demonstrated", "establish", "establishes", "established", "confirm", "confirms",
+        "confirmed", "verify", "verifies", "verified", "corroborate", "corroborates", "corroborated", "admit",
+        "admits", "admitted", "concede", "concedes", "conceded", "acknowledge", "acknowledges", "acknowledged",
     }
 )  # fmt: skip
 # Words that only add the sentence to what came before ("Castell also served a counter-notice"): they may go
-# from a sentence in an upward context, from its main clause: in a clause that restricts a noun ("a tenant
-# who also runs a business from the flat") the word narrows what the sentence speaks of.
+# from a statement's main clause before any word that bends it (_fillers): in a clause that restricts a noun
+# ("a tenant who also runs a business from the flat") the word narrows what the sentence speaks of, and after
+# "only if" or "not" it is part of what is required or denied.
 ADDITIVES = frozenset({"also"})
 # Words that open a clause restricting the noun before them.
 RELATIVES = frozenset({"who", "whom", "whose", "which", "that", "where", "whereby", "wherein"})
@@ -197,10 +210,29 @@ FUNCTION_WORDS = AUXILIARIES | frozenset(
         "as",
     }
 )  # fmt: skip
-# Words that bend the word after them ("a barely legible copy", "a very late reply"): a noun phrase that holds
-# one keeps every word (and so does one that holds an adverb in -ly).
-_DEGREE = frozenset({"very", "quite", "so", "too", "fairly", "pretty", "somewhat", "well", "real"})
-
+# Past participles that do not end in -ed ("was sent", "has been paid"): a label holding one states something
+# ("Consent given", verify.py).
+PARTICIPLES = frozenset(
+    {
+        "given", "taken", "written", "broken", "chosen", "proven", "forgotten", "hidden", "spoken", "stolen",
+        "sworn", "drawn", "shown", "known", "grown", "thrown", "withdrawn", "begun", "done", "gone", "made",
+        "sold", "held", "won", "lost", "paid", "met", "sent", "found", "told", "brought", "bought", "caught",
+        "sought", "taught", "thought", "built", "dealt", "felt", "kept", "left", "lent", "meant", "spent",
+        "struck", "understood", "set", "put", "cut", "let", "shut", "quit", "hit", "overturned", "seen",
+    }
+)  # fmt: skip
+# Words that say only how long, how full or in what form a thing is ("A lengthy witness statement was filed"
+# is a witness statement filed): the words before a noun that may go, a closed list. Any other may say what
+# the thing is or how it stands, and no form tells them apart: a "trade secret claim" is no "secret claim", a
+# "voidable transfer", a "defective notice", a "stale cheque" or a "handshake deal" is one a lawyer must know
+# of; so a word not listed here stays.
+DESCRIPTIVE = frozenset(
+    {
+        "brief", "short", "long", "lengthy", "detailed", "elaborate", "comprehensive", "thorough", "extensive",
+        "concise", "succinct", "helpful", "useful", "handwritten", "typed", "typewritten", "printed", "formal",
+        "urgent", "polite", "courteous", "terse", "angry", "strongly-worded",
+    }
+)  # fmt: skip
 
 @dataclass(frozen=True)
 class Unit:
@@ -214,11 +246,13 @@ def _citation(sentence: str, words: list[Token], positions: list[int]) -> bool:
     """A bracketed aside that only cites: numbers, citation words and short abbreviations of what it cites,
     each such abbreviation followed by the number or citation word that says where ("SPA 5.2", "LSA cl. 4"):
     one on its own may say how things stand ("(STC, letter of 6 April 2027)": subject to contract). Not one a
-    capitalised word follows inside the sentence: that aside is part of a name ("Greenfield Estates (2015)
-    Limited"); one that opens the sentence files it ("[Doc 14] The tenant paid ...")."""
+    capitalised word follows inside the sentence with nothing but its closing bracket between: that aside is
+    part of a name ("Greenfield Estates (2015) Limited"; not "If Northwind defaults (SPA 7.1), Castell may
+    ..."); one that opens the sentence files it ("[Doc 14] The tenant paid ...")."""
     after = positions[-1] + 1
     if positions[0] and after < len(words) and words[after].text[:1].isupper():
-        return False
+        if not sentence[words[after - 1].end : words[after].start].strip(_CLOSERS + " "):
+            return False
 
     def citation_word(i: int) -> bool:
         return words[i].key.rstrip(".") in CITATION_WORDS
@@ -236,9 +270,11 @@ def _citation(sentence: str, words: list[Token], positions: list[int]) -> bool:
             and cites(where)
         )
 
+    opened = words[positions[0] - 1].end if positions[0] else 0
+    marked = any(mark in sentence[opened : words[positions[-1]].end] for mark in "\u00a7\u00b6")  # "(§ 4)", "(¶ 12)"
     return (
         any(any(c.isdigit() for c in words[i].text) for i in positions)
-        and any(citation_word(i) or abbreviation(i) for i in positions)
+        and (marked or any(citation_word(i) or abbreviation(i) or _BUNDLE_PAGE.fullmatch(words[i].text) for i in positions))
         and not any(c in words[i].text for i in positions for c in "$€£¥%")
         and all(cites(i) or abbreviation(i) for i in positions)
     )
@@ -329,6 +365,40 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
     )
 
 
+def _description(sentence: str, words: list[Token], positions: list[int]) -> bool:
+    """A description set between commas after the name it describes: "Halden, the seller's director, resigned";
+    "Redwood Holdings plc, a Jersey company, is the guarantor". The commas as for a name (_appositive); the
+    description a noun phrase by its form: it opens with a determiner or a possessive, holds no verb, fact or
+    clause word, and ends in a noun (ROLE_ENDINGS, ROLE_NOUNS) that is not plural, so no clause set between
+    commas reads as one ("Castell, the buyer swore, had paid": a verb last; "the buyer fears": plural in form)."""
+    first, last = positions[0], positions[-1]
+    if first == 0 or last == len(words) - 1 or len(positions) > 8:
+        return False
+    if len(_COMMA.findall(sentence)) != 2 or any(w.key in _SERIES for w in words[last + 1 :]):
+        return False
+    before = sentence[words[first - 1].end : words[first].start].strip()
+    after = sentence[words[last].end : words[last + 1].start].strip()
+    opening, end = words[first], words[last]
+    return (
+        before == ","
+        and after.startswith(",")
+        and (words[first - 1].text[:1].isupper() or words[first - 1].key.rstrip(".") in LEGAL_SUFFIXES)
+        and (opening.key in DETERMINERS or bool(POSSESSIVE.search(opening.key)))
+        and not any(
+            _is_fact(w) or w.key in AUXILIARIES or w.key in RELATIVES or w.key in PARTICIPLES or w.key.endswith("ed")
+            for w in words[first : last + 1]
+        )
+        and end.text.islower()
+        and (end.key in ROLE_NOUNS or (end.key.endswith(ROLE_ENDINGS) and not end.key.endswith("s")))
+    )
+
+
+# Endings of the nouns that name a role or a kind of body ("director", "guarantor", "trustee", "accountant",
+# "agent", "company", "subsidiary"), and such nouns of other endings: what a description after a name ends in.
+ROLE_ENDINGS = ("er", "or", "ee", "ist", "ant", "ent", "ian", "ary", "ny")
+ROLE_NOUNS = frozenset({"landlord", "counsel", "firm", "bank", "trust", "son", "wife", "husband", "chief", "head"})
+
+
 def _vouching(sentence: str, words: list[Token], positions: list[int]) -> bool:
     """An as-clause set apart by a comma whose verb vouches for the rest: "..., as the bank statement shows."
     (or opening the sentence: "As the ledger records, ..."): "as", the record, the verb. It holds no fact (a
@@ -336,8 +406,8 @@ def _vouching(sentence: str, words: list[Token], positions: list[int]) -> bool:
     first, last = positions[0], positions[-1]
     if len(positions) < 3 or words[first].key != "as" or words[last].key not in EVIDENTIAL_VERBS:
         return False
-    if any(_is_fact(words[i]) or words[i].key in FUNCTION_WORDS for i in positions[1:-1]):
-        return False
+    if any(_is_fact(words[i]) or words[i].key in FUNCTION_WORDS for i in positions[1:-1] if i == first + 1 or words[i].key != "of"):
+        return False  # "of" inside the record's name stays possible ("as the certificate of service confirms")
     before = sentence[words[first - 1].end : words[first].start].strip() if first else ""
     after = sentence[words[last].end : words[last + 1].start if last + 1 < len(words) else None].strip()
     if first == 0:
@@ -345,32 +415,72 @@ def _vouching(sentence: str, words: list[Token], positions: list[int]) -> bool:
     return before == "," and (after in ("", ".", "!") if last == len(words) - 1 else after == ",")
 
 
+def _statement(sentence: str) -> bool:
+    """Whether the sentence states (not a question, not an exclamation)."""
+    return sentence.rstrip(_CLOSERS + " ").endswith(".")
+
+
+def _bent_from(words: list[Token], hard: set[int]) -> int:
+    """The first position of a meaning word that may bend what follows it (any but the time words that keep a
+    context upward); len(words) when there is none."""
+    return min((i for i in hard if words[i].key not in UPWARD_TIME), default=len(words))
+
+
 def _upward(sentence: str, words: list[Token], hard: set[int]) -> bool:
     """A statement (not a question) with no meaning word but the time words that keep a context upward."""
-    return sentence.rstrip(_CLOSERS + " ").endswith(".") and all(words[i].key in UPWARD_TIME for i in hard)
+    return _statement(sentence) and _bent_from(words, hard) == len(words)
+
+
+def _opening_end(sentence: str, words: list[Token]) -> int:
+    """The position of the function word that ends the noun phrase "a/an ..." opening the sentence (0 when the
+    sentence opens no such phrase, or the phrase does not end before a function word)."""
+    if len(words) < 4 or words[0].key not in ("a", "an") or sentence[: words[0].start].strip():
+        return 0
+    if sentence[words[0].end : words[1].start] != " ":
+        return 0  # "A. Lee", "A, B and C"
+    end = next((i for i in range(1, len(words)) if words[i].key in FUNCTION_WORDS), 0)
+    return end if end > 1 else 0
+
+
+def _number_signs(sentence: str, words: list[Token]) -> set[int]:
+    """Positions of "No." as the sign of a number ("Order No. 7", "claim no. 1234", "(Dkt. No. 45)"): "no" or
+    "nos" with its full stop, or a capital "No" inside the sentence, before a number. Not the word that denies
+    ("no 3-bedroom flats were let": no stop)."""
+    found = set()
+    for i, word in enumerate(words[:-1]):
+        if word.key not in ("no", "nos") or not words[i + 1].text[:1].isdigit():
+            continue
+        if sentence[word.end : word.end + 1] == "." or (i and word.text[:1] == "N"):
+            found.add(i)
+    return found
+
+
+def _saying_head(sentence: str, words: list[Token]) -> set[int]:
+    """The head of the opening "a/an ..." when it is a noun of saying or knowing ("report", "claim", "note",
+    "complaint" in "A detailed expert report from X was served"): a meaning word as a verb ("X reports that"),
+    the name of a thing after an article. It bends nothing around it, so the context may still be upward."""
+    end = _opening_end(sentence, words)
+    head = words[end - 1] if end else None
+    return {end - 1} if head and head.text.islower() and meaning.class_of(head.text) == "hedge" else set()
 
 
 def _modifiers(sentence: str, words: list[Token], hard: set[int]) -> tuple[int, ...]:
-    """The words before the head of the noun phrase "a/an ..." that opens the sentence, in order ("lengthy",
-    "witness" in "A lengthy witness statement from X was filed": the head is the last word before a function
-    word); () when the phrase holds a word that is not plain (a name, a fact, a meaning or state word, an
-    adverb, an -ed or -ing word), does not end before a function word, or the sentence is no single event."""
-    if len(words) < 4 or words[0].key not in ("a", "an") or sentence[: words[0].start].strip():
-        return ()
-    if sentence[words[0].end : words[1].start] != " ":
-        return ()  # "A. Lee", "A, B and C"
-    end = 1
-    while end < len(words) and words[end].key not in FUNCTION_WORDS:
-        word = words[end]
-        plain = word.text.islower() and end not in hard and not _is_fact(word)
-        if not plain or word.key in STATE_WORDS or word.key in _DEGREE or word.key.endswith(("ly", "ed", "ing")):
-            return ()  # an -ed or -ing word may start a clause ("A claim form issued by ..."): its head is unknown
-        end += 1
-    return tuple(range(1, end - 1)) if end < len(words) and _episodic(words, end) else ()
+    """The descriptive words (DESCRIPTIVE) that open the noun phrase "a/an ..." opening the sentence, in order
+    ("lengthy" in "A lengthy witness statement from X was filed"), before its head (the last word before a
+    function word) and any other word of it; () when the phrase does not end before a function word, a mark
+    stands inside it, or the sentence is no single event."""
+    end = _opening_end(sentence, words)
+    if not end or _BREAK.search(sentence[words[0].end : words[end].start]) or not _episodic(words, end):
+        return ()  # "A short, handwritten note": a mark inside the phrase would be left behind
+    run = 1
+    while run < end - 1 and words[run].key in DESCRIPTIVE and words[run].text.islower() and run not in hard:
+        run += 1
+    return tuple(range(1, run))
 
 
 def _episodic(words: list[Token], start: int) -> bool:
     """Whether the first verb from `start` tells of one event: "was/were ...ed" or "has/have/had been ...ed"
+    (or another past participle: "was sent")
     ("A lengthy statement from X was filed"). Anything else may read as a rule about every such thing ("A
     foreign judgment is enforceable after registration" says nothing of every judgment)."""
     verbs = [i for i in range(start, len(words)) if words[i].key in AUXILIARIES]
@@ -381,7 +491,7 @@ def _episodic(words: list[Token], start: int) -> bool:
         at += 1
     elif words[at].key not in ("was", "were"):
         return False
-    return at + 1 < len(words) and words[at + 1].key.endswith("ed")
+    return at + 1 < len(words) and (words[at + 1].key.endswith("ed") or words[at + 1].key in PARTICIPLES)
 
 
 # Words after "the" that pick out one thing among others: without the article the sentence speaks of any such
@@ -402,30 +512,47 @@ def _article(words: list[Token], i: int, hard: set[int]) -> bool:
     return after < len(words) and not (after in hard or _is_fact(words[after]) or words[after].key in _PICKING)
 
 
-def _fillers(words: list[Token], hard: set[int], upward: bool, modifiers: tuple[int, ...]) -> set[int]:
-    """Positions that may go from a unit that is otherwise kept, only in an upward context: articles, "also"
-    (before any relative word) and the modifiers of an opening "a/an ..." (shorten() checks that they go all
-    together). Not every article may go (_article); and none where a word bends the sentence: without "the"
-    a denial, a permission or a condition speaks of any such thing ("Castell did not sell the shares" is no
-    "Castell did not sell shares"; "If the shares are sold" is no "If shares are sold")."""
-    if not upward:
+def _outside(sentence: str, words: list[Token], i: int, hard: set[int]) -> bool:
+    """Whether "also" at `i` stands in the main clause right before the word that bends it or the auxiliary
+    that carries it ("Castell also failed to pay", "Castell also did not sign"): not in a part set apart by
+    commas ("The defendant, also known as John Smith, ...": an alias), nor before anything else, where it may
+    belong to a word the form cannot place ("also relied on the guarantee it had earlier released")."""
+    after = i + 1
+    return (
+        i > 0
+        and after < len(words)
+        and not sentence[words[i - 1].end : words[i].start].strip()
+        and (after in hard or words[after].key in AUXILIARIES)
+    )
+
+
+def _fillers(sentence: str, words: list[Token], hard: set[int], bending: set[int], modifiers: tuple[int, ...]) -> set[int]:
+    """Positions that may go from a unit that is otherwise kept, in a statement: "also" in its main clause
+    (before any relative word), in an upward context or before any word that bends the sentence, which it
+    then stands outside (_outside: "Castell also failed to pay"; not "only if Castell also consents"); and,
+    in an upward context only,
+    articles and the modifiers of an opening "a/an ..." (shorten() checks that they go all together). Not every
+    article may go (_article); and none where a word bends the sentence: without "the" a denial, a permission
+    or a condition speaks of any such thing ("Castell did not sell the shares" is no "Castell did not sell
+    shares"; "If the shares are sold" is no "If shares are sold"). `bending`: the meaning words that bend what
+    follows them (all but a noun of saying that heads the opening "a/an ...")."""
+    if not _statement(sentence):
         return set()
-    found = {i for i, w in enumerate(words) if w.key in ARTICLES and _article(words, i, hard)}
+    bent = _bent_from(words, bending)
     main = next((i for i, w in enumerate(words) if w.key in RELATIVES), len(words))
-    return found | {i for i, w in enumerate(words[:main]) if w.key in ADDITIVES} | set(modifiers)
+    additives = {i for i, w in enumerate(words[: min(main, bent)]) if w.key in ADDITIVES}
+    if bent < len(words):
+        return {i for i in additives if _outside(sentence, words, i, hard)}
+    return {i for i, w in enumerate(words) if w.key in ARTICLES and _article(words, i, hard)} | additives | set(modifiers)
 
 
 def _modifier_refusal(words: list[Token], modifiers: tuple[int, ...], kept: list[int]) -> str:
-    """Why the modifiers of the opening "a/an ..." may not go as `kept` has them ("" when they may): all go
-    or none ("A lengthy witness statement" -> "A statement": whatever its modifiers, it is a statement; but
-    a "trade secret claim" is no "secret claim", and the form cannot tell "lengthy" from "trade"), and the
-    article must still fit the head ("a" before a consonant, "an" before a vowel)."""
-    gone = [i for i in modifiers if i not in kept]
-    if not gone:
+    """Why the descriptive words of the opening "a/an ..." may not go as `kept` has them ("" when they may):
+    the article must still fit the word after it ("a" before a consonant, "an" before a vowel)."""
+    if not any(i not in kept for i in modifiers) or 0 not in kept:
         return ""
-    if gone != list(modifiers):
-        return "removes some of a noun phrase's modifiers, not all of them"
-    if 0 in kept and (words[len(gone) + 1].key[:1] in "aeiou") != (words[0].key == "an"):
+    following = next(i for i in kept if i > 0)
+    if (words[following].key[:1] in "aeiou") != (words[0].key == "an"):
         return f"leaves '{words[0].text}' before a word it does not fit"
     return ""
 
@@ -493,12 +620,16 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
             removable = _set_apart(sentence, words, positions, ":")  # "Note:" files; it says nothing
         elif tuple(words[i].key for i in positions) in CONNECTIVES:
             removable = _set_apart(sentence, words, positions, ",") and not _joins_clauses(words, positions)
-        elif any(i in hard for i in positions):
-            removable = False
+        elif any(i in hard for i in positions[:-1]) or (positions[-1] in hard and not _vouching(sentence, words, positions)):
+            removable = False  # a vouching as-clause's own verb may be a meaning word ("as the minutes confirm")
         elif aside_of.get(positions[0]) is not None:
             removable = _citation(sentence, words, positions) or _defined_term(sentence, words, positions)
         else:
-            removable = _appositive(sentence, words, positions) or _vouching(sentence, words, positions)
+            removable = (
+                _appositive(sentence, words, positions)
+                or _description(sentence, words, positions)
+                or _vouching(sentence, words, positions)
+            )
         result.append(Unit(tuple(positions), removable=removable))
     return result
 
@@ -574,7 +705,7 @@ def _served(sentence: str, words: list[Token], kept: list[int]) -> str:
             paired = len(marks) >= 2 and marks[0] == marks[-1]
             text += ("" if paired or not marks else marks[0]) + " "
     if kept[-1] == len(words) - 1:
-        text += sentence[words[-1].end :].rstrip()  # " (?)." keeps its space
+        text += sentence[spans[-1][1] :].rstrip()  # " (?)." keeps its space; "Pike & Co." its one stop
     else:
         # The sentence's own final mark, or the one right after the last kept word when a filing aside follows
         # it ("The buyer completed on 3 June. [Bundle p. 45]").
@@ -601,10 +732,10 @@ def shorten(sentence: str, proposal: str) -> Shortening:
     words, wanted = tokens(sentence), tokens(proposal)
     if len(wanted) < MIN_WORDS:
         return Shortening(sentence, refused="too short")
-    hard = meaning.protected_positions([w.text for w in words])
-    upward = _upward(sentence, words, hard)
-    modifiers = _modifiers(sentence, words, hard) if upward else ()
-    kept = _align(words, wanted, units(sentence, words, hard), _fillers(words, hard, upward, modifiers))
+    hard = meaning.protected_positions([w.text for w in words]) - _number_signs(sentence, words)
+    bending = hard - _saying_head(sentence, words)
+    modifiers = _modifiers(sentence, words, bending) if _upward(sentence, words, bending) else ()
+    kept = _align(words, wanted, units(sentence, words, hard), _fillers(sentence, words, hard, bending, modifiers))
     if kept is None:
         return Shortening(sentence, refused=_why_not(sentence, words, wanted, hard))
     if len(kept) == len(words):
@@ -624,7 +755,7 @@ def shorten(sentence: str, proposal: str) -> Shortening:
 # Marks between words that only punctuate: they may go with what they set apart. Any other mark may say how
 # things stand or whether the rest holds ("[?] However, the licence is exclusive", "✗ Update: consent
 # obtained", "~", "<", "*"): removing it states as settled what the record queries or denies.
-_PLAIN_MARKS = frozenset(",;:.()[]\"'\u201c\u201d\u2018\u2019-\u2013\u2014&\u00a7")
+_PLAIN_MARKS = frozenset(",;:.()[]\"'\u201c\u201d\u2018\u2019-\u2013\u2014&\u00a7\u00b6")
 
 
 def _marks(text: str) -> Counter[str]:
@@ -645,7 +776,7 @@ def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[i
         return "removes a fact (only an aside that only cites may take one with it): " + ", ".join(facts)
     return "removes a part that may qualify the rest (only connectives and filing tags set apart, citing"\
         " asides, defined terms in brackets, names between commas, vouching as-clauses and, in an upward"\
-        " context, articles, 'also' and an opening 'a/an' phrase's modifiers may go)"
+        " context, articles, 'also' and an opening 'a/an' phrase's descriptive words, 'lengthy', 'brief', may go)"
 
 
 def faithful(served: str, sentence: str) -> bool:

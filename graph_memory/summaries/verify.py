@@ -58,6 +58,7 @@ from graph_memory.summaries.shorten import (
     AUXILIARIES,
     DETERMINERS,
     FUNCTION_WORDS,
+    PARTICIPLES,
     POSSESSIVE,
     Token,
     shorten,
@@ -114,18 +115,6 @@ class _Names:
         party = {w for name in context.party_names for w in name_key(name).split()}
         proper = {w for body in bodies for term in proper_terms(body) for w in name_key(term).split()}
         self.words = (party | (proper - lower)) - STOPWORDS - LEGAL_SUFFIXES
-
-
-# Past participles that do not end in -ed: a label holding one states something ("Consent given").
-PARTICIPLES = frozenset(
-    {
-        "given", "taken", "written", "broken", "chosen", "proven", "forgotten", "hidden", "spoken", "stolen",
-        "sworn", "drawn", "shown", "known", "grown", "thrown", "withdrawn", "begun", "done", "gone", "made",
-        "sold", "held", "won", "lost", "paid", "met", "sent", "found", "told", "brought", "bought", "caught",
-        "sought", "taught", "thought", "built", "dealt", "felt", "kept", "left", "lent", "meant", "spent",
-        "struck", "understood", "set", "put", "cut", "let", "shut", "quit", "hit", "overturned", "seen",
-    }
-)  # fmt: skip
 
 
 # Words that are a number, a share, a frequency or a time of their own ("Third notice", "Double rent", "Quarterly
