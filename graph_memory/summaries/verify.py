@@ -137,6 +137,7 @@ GENERIC_HEADINGS = frozenset(
     {
         "background", "overview", "context", "notes", "note", "documents", "correspondence", "timeline",
         "procedure", "history", "issues", "facts", "details", "summary", "matter", "general", "reports",
+        "timetable", "evidence", "jurisdiction", "chronology", "parties", "costs",
     }
 )  # fmt: skip
 
