@@ -468,12 +468,11 @@ def section(**r: Any) -> str:
               f" more), true points served weaker than proposed: {share(total, *outcomes[2:4]):.2f}% (labels dropped"
               " and other forms only)."]
     lines += ["", "Why the weaker ones are weaker: `shorten.py` lets go only what its form shows adds no claim"
-              " (connectives and filing tags set apart, citing asides, defined terms in brackets, names between"
-              " commas, vouching as-clauses; in an upward context articles, \"also\" and all the modifiers of an"
-              " opening \"a/an ...\")."
+              " (connectives and filing tags set apart, citing asides, defined terms and roles in brackets, names"
+              " and descriptions between commas, vouching as-clauses, \"also\" outside what bends its sentence; in"
+              " an upward context articles and the descriptive words of an opening \"a/an ...\")."
               " A clause after a semicolon has the form of a superseding clause; a modifier in \"the ...\" (which"
-              " thing is meant changes) or one of several in \"a/an ...\" (\"trade secret claim\" is no \"secret"
-              " claim\") has the form of a role or identity word dropped; a label word right after \"not\" reads"
+              " thing is meant changes) has the form of a role or identity word dropped; a label word right after \"not\" reads"
               " as the opposite, and one after a word that denies, however far after, and not after \"the\", a"
               " possessive or a preposition, has the form of what is denied (\"Guilty\" over \"did not find the"
               " director guilty\"; \"Consent\" over \"has not consented\" has that form too). Those true points are"
@@ -499,16 +498,17 @@ def section(**r: Any) -> str:
 
 
 def blind_lines(blind: dict[str, Any]) -> list[str]:
-    """The plants eight helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
+    """The plants ten helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
     n, taken, classes = blind["counts"], blind["served"], blind["classes"]
     rounds = sorted({r for _, r in n})
-    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by eight helpers, each alone, that never read"
+    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by ten helpers, each alone, that never read"
              f" the rules, the plants above or their tests; {classes['false']} classes of false shortening,"
              f" {classes['label-false']} of false label, {classes['true']} of true shortening,"
              f" {classes['label-true']} of fair label; each set's round 1 written in full before anything ran, later"
              " rounds after, aimed at the deletions the refusal messages name as allowed; each set written after"
              " the holes of the sets before were closed, sets 4 to 7's holes closed after them, set 8 one blind round"
-             " on the rules as they stand, nothing changed after it), run through `shorten` and `label_problem` (no"
+             " on the rules as they stand with nothing changed after it, sets 9 and 10 at once on the rules after"
+             " set 8, their holes closed after them), run through `shorten` and `label_problem` (no"
              " database):", "",
              "| plant | " + " | ".join(f"set {s}, round {r}" for s, r in rounds) + " |",
              "| --- |" + " ---: |" * len(rounds)]  # fmt: skip

@@ -1,4 +1,4 @@
-"""Planted falsehoods and true shortenings designed blind: by eight helpers, each working alone, that never read
+"""Planted falsehoods and true shortenings designed blind: by ten helpers, each working alone, that never read
 the shortening, meaning or label rules (graph_memory/summaries/), this bench's own plants or their tests, only
 issue 27's text and the two functions' signatures. So they test classes the rules' authors did not design
 against.
@@ -27,7 +27,14 @@ one-word label for what a thing is said to be, "Fraudster" over "Northwind's let
 fraudster") closed after it; four labels of an adjective and a noun the sentence itself uses in a report
 ("Rogue director" over "The headline spoke of the rogue director") stand, arguable on its review. Set 8 (a
 helper after set 7's holes were closed, the same way, one blind round only and nothing changed after it):
-what the rules as they stand do with classes nobody wrote them against. Every proposal is the sentence with
+what the rules as they stand do with classes nobody wrote them against. Sets 9 and 10 (stop 52: two helpers
+at once, the same way, on the rules after set 8; set 9 aimed at falsehoods, rounds 1 blind, 2 aimed, 3 and 4
+its own probes; set 10 played a good and a careless model, rounds 1 blind, 2 and 3 aimed): their holes (a
+name between commas after "and", "Aster paid £2m and, Birch, £500,000"; an opening phrase's word that says
+what the thing is or how it stands, "A voidable transfer", "A guide price"; "a" dropped inside a sentence,
+"is a director" made "is director"; an as-clause whose record accuses, "as the indictment shows") closed
+after them, and a "true" plant its own helper found on review to lose what a lawyer needs became "false"
+(its "note" says so). Every proposal is the sentence with
 words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
 a good model would make), "label-true" (set 6: a fair topic label a good model would write).

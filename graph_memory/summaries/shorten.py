@@ -181,6 +181,21 @@ EVIDENTIAL_VERBS = frozenset(
         "admits", "admitted", "concede", "concedes", "conceded", "acknowledge", "acknowledges", "acknowledged",
     }
 )  # fmt: skip
+# Records that keep what happened, whose showing an as-clause may vouch by ("as the ledger shows", "as the
+# minutes confirm", "as the certificate of service confirms"): a closed list. Any other may accuse or report
+# ("as the indictment shows", "as the statutory demand shows", "as the press coverage shows"), and a lawyer
+# must see that it rests on that.
+VOUCHING_RECORDS = frozenset(
+    {
+        "ledger", "ledgers", "minutes", "register", "registers", "certificate", "receipt", "receipts", "invoice",
+        "invoices", "accounts", "transcript", "log", "logs", "records", "record", "deed", "contract", "lease",
+        "agreement", "order", "judgment", "ruling", "timesheet", "timesheets", "recording", "footage", "docket",
+        "postmark", "bank statement", "bank statements", "account statement",
+    }
+)  # fmt: skip
+# Verbs of an as-clause by which someone admits the rest: it holds whoever admits it ("as Castell concedes").
+ADMISSIONS = frozenset({"admit", "admits", "admitted", "concede", "concedes", "conceded", "acknowledge",
+                        "acknowledges", "acknowledged"})  # fmt: skip
 # Words that only add the sentence to what came before ("Castell also served a counter-notice"): they may go
 # from a statement's main clause before any word that bends it (_fillers): in a clause that restricts a noun
 # ("a tenant who also runs a business from the flat") the word narrows what the sentence speaks of, and after
@@ -301,6 +316,8 @@ def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bo
     gap = sentence[words[first - 1].end : opened].strip()
     if gap and not (gap == "." and f"{words[first - 1].key}." in ABBREVIATIONS):  # "Acme Inc. (the Borrower)"
         return False
+    if _bare_role(sentence[opened + 1 : closed], words[first - 1]):
+        return True  # "Northwind Holdings, Inc. (Buyer) and the shareholders of ..."
     term = _DEFINED.fullmatch(normalise_quote(sentence[opened + 1 : closed]))
     if not term:
         return False
@@ -335,6 +352,25 @@ def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bo
     )
 
 
+# A role in brackets, bare: one capitalised noun of a doer ("Buyer", "Guarantor", "Assignee"); not a word in
+# -ior, "Minor" or "Major", which say how someone stands ("Jamie Hale (Minor)").
+_ROLE = re.compile(r"[A-Z][a-z]+(?:er|or|ee)")
+
+
+def _bare_role(inner: str, before: Token) -> bool:
+    """Whether the bracket holds only a role (_ROLE) given to the name right before it (a capitalised word or
+    a company form): a name means one party whatever role it is given."""
+    inner = inner.strip()
+    return (
+        bool(_ROLE.fullmatch(inner))
+        and not inner.endswith("ior")
+        and inner not in ("Minor", "Major")
+        and inner.casefold() not in STATE_WORDS
+        and (before.text[:1].isupper() or before.key.rstrip(".") in LEGAL_SUFFIXES)
+        and before.key not in ARTICLES
+    )
+
+
 def _phrase_before(sentence: str, words: list[Token], first: int) -> list[Token]:
     """The words before position `first`, back to the sentence's start or a mark that sets a part apart."""
     start = first - 1
@@ -347,7 +383,10 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
     """A name set between commas after the word it renames: "the buyer, Northwind Holdings, signed". The pair
     must be the sentence's only commas, and no "and", "or" or "nor" may follow it: in a series ("only the
     claimant, Ms Bell, and Mr Ali attended"; "the trustee, Mr Ali, the beneficiary and nobody else") the name
-    may be an item of its own, and dropping it drops a person from what "only" or "except" says."""
+    may be an item of its own, and dropping it drops a person from what "only" or "except" says. The word
+    before must be a noun of a role (_role): after any other word the name may be the subject of a clause
+    whose verb is left out ("Aster paid £2m and, Birch, £500,000"; "Aster signed the lease, Birch, the
+    guarantee")."""
     first, last = positions[0], positions[-1]
     if first == 0 or last == len(words) - 1:
         return False
@@ -359,7 +398,7 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
     return (
         before == ","
         and after.startswith(",")
-        and words[first - 1].text[:1].islower()
+        and _role(words[first - 1])
         and bool(named)
         and all(words[i].text[:1].isupper() and not _is_fact(words[i]) for i in named)
     )
@@ -388,26 +427,49 @@ def _description(sentence: str, words: list[Token], positions: list[int]) -> boo
             _is_fact(w) or w.key in AUXILIARIES or w.key in RELATIVES or w.key in PARTICIPLES or w.key.endswith("ed")
             for w in words[first : last + 1]
         )
-        and end.text.islower()
-        and (end.key in ROLE_NOUNS or (end.key.endswith(ROLE_ENDINGS) and not end.key.endswith("s")))
+        and _role(end)
     )
 
 
 # Endings of the nouns that name a role or a kind of body ("director", "guarantor", "trustee", "accountant",
-# "agent", "company", "subsidiary"), and such nouns of other endings: what a description after a name ends in.
+# "agent", "company", "subsidiary"), and such nouns of other endings: what a description after a name ends in,
+# and what a name between commas renames.
 ROLE_ENDINGS = ("er", "or", "ee", "ist", "ant", "ent", "ian", "ary", "ny")
-ROLE_NOUNS = frozenset({"landlord", "counsel", "firm", "bank", "trust", "son", "wife", "husband", "chief", "head"})
+ROLE_NOUNS = frozenset(
+    {
+        "landlord", "counsel", "firm", "bank", "trust", "son", "wife", "husband", "chief", "head", "expert",
+        "judge", "witness", "client", "party",
+    }
+)  # fmt: skip
+
+
+def _role(word: Token) -> bool:
+    """Whether `word` is a noun of a role in lower case ("buyer", "claimant", "landlord"), not a function word."""
+    key = POSSESSIVE.sub("", word.key)
+    return (
+        word.text.islower()
+        and key not in FUNCTION_WORDS
+        and key not in _SERIES
+        and (key in ROLE_NOUNS or (key.endswith(ROLE_ENDINGS) and not key.endswith("s")))
+    )
 
 
 def _vouching(sentence: str, words: list[Token], positions: list[int]) -> bool:
-    """An as-clause set apart by a comma whose verb vouches for the rest: "..., as the bank statement shows."
-    (or opening the sentence: "As the ledger records, ..."): "as", the record, the verb. It holds no fact (a
-    date in it stays) and no function word ("as in the records" is no clause of a record showing)."""
+    """An as-clause set apart by a comma whose verb vouches for the rest: "..., as the ledger shows." (or
+    opening the sentence: "As the ledger records, ..."): "as", the record, the verb. The record one that
+    keeps what happened (VOUCHING_RECORDS: not "as the indictment shows", which accuses), or the verb one
+    of admitting ("as its own witness admits"). It holds no fact (a date in it stays) and no function word
+    ("as in the records" is no clause of a record showing)."""
     first, last = positions[0], positions[-1]
     if len(positions) < 3 or words[first].key != "as" or words[last].key not in EVIDENTIAL_VERBS:
         return False
     if any(_is_fact(words[i]) or words[i].key in FUNCTION_WORDS for i in positions[1:-1] if i == first + 1 or words[i].key != "of"):
         return False  # "of" inside the record's name stays possible ("as the certificate of service confirms")
+    source = next((i - 1 for i in positions[2:-1] if words[i].key == "of"), last - 1)
+    head = POSSESSIVE.sub("", words[source].key)
+    pair = f"{words[source - 1].key} {head}"  # "bank statement", not "witness statement"
+    if words[last].key not in ADMISSIONS and head not in VOUCHING_RECORDS and pair not in VOUCHING_RECORDS:
+        return False  # "as the indictment shows", "as the anonymous letter shows": an accusation, a rumour
     before = sentence[words[first - 1].end : words[first].start].strip() if first else ""
     after = sentence[words[last].end : words[last + 1].start if last + 1 < len(words) else None].strip()
     if first == 0:
@@ -505,10 +567,14 @@ def _article(words: list[Token], i: int, hard: set[int]) -> bool:
     paid": their words carry meaning, and the context is no upward one): not a capital "A" inside the
     sentence (a letter: "the A shares", "Schedule A"), not one after "and" or "or" (it opens a second noun
     phrase: "the chairman and the chief executive" are two people), and not one before a fact, a time word
-    or a word that picks out one thing ("the following day", "the one director", "the latter")."""
+    or a word that picks out one thing ("the following day", "the one director", "the latter"). "A" or "an"
+    only opening the sentence before a word in lower case: elsewhere it says one of several ("Ms Ode is a
+    director of Birch" is no "is director"), and before a name, someone so called ("A Mr Patel telephoned")."""
     if (i and words[i].text != words[i].text.lower()) or (i and words[i - 1].key in _SERIES):
         return False
     after = i + 1
+    if words[i].key in ("a", "an") and (i or after >= len(words) or not words[after].text.islower()):
+        return False
     return after < len(words) and not (after in hard or _is_fact(words[after]) or words[after].key in _PICKING)
 
 

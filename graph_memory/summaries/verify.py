@@ -136,7 +136,7 @@ NUMBER_LIKE = frozenset(
 GENERIC_HEADINGS = frozenset(
     {
         "background", "overview", "context", "notes", "note", "documents", "correspondence", "timeline",
-        "procedure", "history", "issues", "facts", "details", "summary", "matter", "general", "reports",
+        "procedure", "history", "issues", "details", "summary", "matter", "general", "reports",
         "timetable", "evidence", "jurisdiction", "chronology", "parties", "costs",
     }
 )  # fmt: skip
@@ -333,8 +333,9 @@ def _names_a_thing(word: str, sentences: list[Sentence]) -> bool:
         if any(_in_noun_phrase(found, names, i) for i in at):
             return True
         # A word in -s is a plural (no adjective ends so) or a verb: the verb where the sentence has it after
-        # its subject ("Complies" over "It is unclear whether the plant complies").
-        if plural and not any(found[i] == word and i and _plain(found[i - 1]) for i in at):
+        # its subject ("Complies" over "It is unclear whether the plant complies"); not after a preposition
+        # and plain words, which open a noun phrase ("Fees" over "seeks USD 2,310,000 in unpaid fees").
+        if plural and not any(found[i] == word and i and _plain(found[i - 1]) and not _governed(found, i) for i in at):
             return True
         if not _qualified(sentence) and not any(_said_to_be(found, names, i) for i in at):
             return True  # over a sentence that qualifies nothing the word says what the sentence says
@@ -397,7 +398,15 @@ def _in_noun_phrase(found: list[str], names: set[int], position: int) -> bool:
         return False
     if _said_to_be(found, names, position):
         return False
-    return start == position or inside
+    # A run of several plain words that opens the sentence and ends at a mark heads it ("Purchase price: EUR
+    # 48,000,000, subject to ...").
+    return start == position or inside or (start == 0 and position > 0 and following == "")
+
+
+def _governed(found: list[str], position: int) -> bool:
+    """Whether the run of plain words that ends at `position` follows a preposition ("in unpaid fees")."""
+    start = _phrase_start(found, position)
+    return bool(start) and found[start - 1] in _NOUN_OPENERS - DETERMINERS
 
 
 def _phrase_start(found: list[str], position: int) -> int:

@@ -126,9 +126,7 @@ TRUE_SHORTENINGS = {
     "a leading filing tag dropped": (
         "2026-014", RED_FLAG, RED_FLAG.removeprefix("Red flag: ").capitalize(), RED_FLAG.removeprefix("Red flag: "),
     ),
-    "an article dropped": (
-        "2026-014", RED_FLAG, RED_FLAG.replace("contains a ", "contains "), RED_FLAG.replace("contains a ", "contains "),
-    ),
+    "a role in brackets dropped": ("2026-014", SPA, SPA.replace(" (Buyer)", ""), SPA.replace(" (Buyer)", "")),
     "no short form": ("2026-014", CLAUSE_9, "", CLAUSE_9),
     "the sentence itself, spaced and quoted differently": ("2026-014", CLAUSE_9, "  " + CLAUSE_9.upper(), CLAUSE_9),
 }  # fmt: skip

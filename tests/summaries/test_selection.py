@@ -403,6 +403,11 @@ ONE_WORD = "one word its sentences do not use as a thing's name"
         ("Termination", "The landlord may terminate the lease on notice.", None),
         ("Consent", "The landlord was asked for consent to the assignment.", None),
         ("Escrow", "The escrow agent may release the funds only if both parties sign.", None),
+        # a plural after a preposition and plain words; the last of several words heading the sentence
+        ("Fees", "Brightline seeks USD 2,310,000 in unpaid fees plus interest from Northwind.", None),
+        ("Invoices", "The claim is for unpaid invoices under a logistics agreement.", None),
+        ("Price", "Purchase price: EUR 48,000,000, subject to a locked-box mechanism.", None),
+        ("Timetable", "The court may extend the time for filing the defence.", None),
         # marks that say how things stand
         ("Rent \u2713", "Rent is payable quarterly.", "holds a mark"),
         ("Deposit \u2717", "The deposit is held by the agent.", "holds a mark"),

@@ -90,6 +90,10 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
         ("The goods were defective (\u00b6 12).", "The goods were defective.", "The goods were defective."),
         ("If Northwind defaults (SPA 7.1), Castell may keep the deposit.",
          "If Northwind defaults, Castell may keep the deposit.", "If Northwind defaults, Castell may keep the deposit."),
+        # a bare role in brackets after a name, wherever the name stands
+        ("The SPA is between Northwind Holdings, Inc. (Buyer) and the shareholders of Castell.",
+         "The SPA is between Northwind Holdings, Inc. and the shareholders of Castell.",
+         "The SPA is between Northwind Holdings, Inc. and the shareholders of Castell."),
         # "Further," as a connective; an abbreviation's full stop ends the sentence once
         ("Further, the buyer paid the deposit.", "the buyer paid the deposit.", "The buyer paid the deposit."),
         ("Note: the Defendant has instructed new solicitors, Pike & Co.",
@@ -348,6 +352,20 @@ LENGTHY = "A lengthy witness statement from Dana Whitlock was filed."
         ("Castell, the former director, signed the deed.", "Castell signed the deed.", MEANING),
         ("Castell, the guarantor, and Northwind signed the deed.", "Castell and Northwind signed the deed.",
          QUALIFIES),
+        # a name between commas after a word that is no role: the subject of a clause whose verb is left out
+        ("The court awarded Aster £2m and, Birch, £500,000.", "The court awarded Aster £2m and £500,000.", QUALIFIES),
+        ("Mr Lee signed for Aster on 3 May and, Ms Ode, for Birch on 4 May.",
+         "Mr Lee signed for Aster on 3 May and for Birch on 4 May.", QUALIFIES),
+        ("Aster signed the lease, Birch, the guarantee.", "Aster signed the lease the guarantee.", QUALIFIES),
+        # "a" or "an" inside a sentence says one of several; before a name, someone so called
+        ("Ms Ode is a director of Birch Holdings Ltd.", "Ms Ode is director of Birch Holdings Ltd.", QUALIFIES),
+        ("A Mr Patel telephoned the office.", "Mr Patel telephoned the office.", QUALIFIES),
+        # an as-clause whose record accuses or reports
+        ("Mr Lee defrauded Birch of £2m, as the indictment shows.", "Mr Lee defrauded Birch of £2m.", QUALIFIES),
+        ("Ms Ode was driving fast, as the witness's police statement records.", "Ms Ode was driving fast.",
+         QUALIFIES),
+        # a bare bracket that says how someone stands, not a role
+        ("Jamie Hale (Minor) signed the contract.", "Jamie Hale signed the contract.", QUALIFIES),
         # "no" that denies (no stop after it, or opening the sentence), a share in brackets
         ("No 2 flats were let by the buyer.", "2 flats were let by the buyer.", MEANING),
         ("The buyer let no 2-bed flats in May.", "The buyer let 2-bed flats in May.", MEANING),
