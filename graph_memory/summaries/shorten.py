@@ -841,8 +841,9 @@ def _why_not(sentence: str, words: list[Token], wanted: list[Token], hard: set[i
     if facts:
         return "removes a fact (only an aside that only cites may take one with it): " + ", ".join(facts)
     return "removes a part that may qualify the rest (only connectives and filing tags set apart, citing"\
-        " asides, defined terms in brackets, names between commas, vouching as-clauses and, in an upward"\
-        " context, articles, 'also' and an opening 'a/an' phrase's descriptive words, 'lengthy', 'brief', may go)"
+        " asides, defined terms and roles in brackets, names and descriptions between commas, vouching"\
+        " as-clauses, 'also' before what bends the sentence and, in an upward context, articles and an opening"\
+        " 'a/an' phrase's descriptive words, 'lengthy', 'brief', may go)"
 
 
 def faithful(served: str, sentence: str) -> bool:
