@@ -14,6 +14,8 @@ every removal is one whose *form* shows it adds no claim to the rest:
   chairman and the chief executive" are two people), stands before a fact, a
   meaning word or a word that picks out one thing ("the only person", "the
   latter"), or is a capital "A" inside the sentence (a letter: "the A shares");
+  "a" or "an" only opening the sentence before a word in lower case ("is a
+  director" is no "is director"; "A Mr Patel telephoned" is someone so called);
 - a connective set apart by commas ("However, ...", "In addition, ...",
   "..., however, ..."), not one between two clauses ("The buyer paid,
   however, the seller shipped" is no "The buyer paid the seller shipped");
@@ -21,22 +23,28 @@ every removal is one whose *form* shows it adds no claim to the rest:
   file:"): an allowed list, so any other opening ("Rumour:") stays;
 - a bracketed aside that only cites: numbers, dates, citation words and
   short abbreviations of what it cites ("(SPA 5.2, p. 54)", "(Order No. 7)",
-  "(letter of 6 April 2027)"), and not one a capitalised word follows, which
-  is part of a name ("Greenfield Estates (2015) Limited");
+  "(letter of 6 April 2027)", "[B/233]", "(¶ 12)"), and not one a capitalised
+  word follows, which is part of a name ("Greenfield Estates (2015) Limited");
 - a bracketed aside that only gives the words before it a short name that
   adds nothing to them: their own words or initials ("The share purchase
   agreement (the SPA) was signed"), or a role for a name that opens its
-  clause ('Northwind Holdings (the "Buyer") signed'); not a term that says
-  which of the things before it are meant ('The lenders (the "Consenting
-  Lenders")'), nor a bare capitalised word ("(Superseded)");
-- a name set between commas after the word it renames ("the buyer,
-  Northwind Holdings, signed"), the sentence's only pair of commas with no
-  "and" or "or" after it (in a series, "only the claimant, Ms Bell, and Mr
-  Ali", the name may be an item of its own);
+  clause ('Northwind Holdings (the "Buyer") signed') or, bare, to a name
+  wherever it stands ("between Northwind Holdings, Inc. (Buyer) and ..."); not
+  a term that says which of the things before it are meant ('The lenders (the
+  "Consenting Lenders")'), nor any other bare capitalised word ("(Superseded)",
+  "(Minor)");
+- a name set between commas after the role it renames ("the buyer,
+  Northwind Holdings, signed"), or a description of a role after the name it
+  describes ("Halden, the seller's director, resigned"), the sentence's only
+  pair of commas with no "and" or "or" after it (in a series, "only the
+  claimant, Ms Bell, and Mr Ali", the name may be an item of its own; after
+  any other word, the subject of a clause whose verb is left out, "Aster paid
+  £2m and, Birch, £500,000");
 - an as-clause set apart by a comma whose verb vouches for the rest ("...,
   as the bank statement shows", "..., as the minutes confirm"): what a
-  record shows or proves, or what someone confirms or admits, "as" takes as
-  true (not "as the buyer says": whose account it is);
+  record that keeps what happened shows or confirms, or what someone admits,
+  "as" takes as true (not "as the buyer says", whose account it is, nor "as
+  the indictment shows", which accuses);
 - "also" in a statement's main clause (not "a tenant who also runs a
   business") before any meaning word that bends it ("Castell also failed to
   pay"; not "only if Castell also consents");
@@ -194,8 +202,9 @@ VOUCHING_RECORDS = frozenset(
     }
 )  # fmt: skip
 # Verbs of an as-clause by which someone admits the rest: it holds whoever admits it ("as Castell concedes").
-ADMISSIONS = frozenset({"admit", "admits", "admitted", "concede", "concedes", "conceded", "acknowledge",
-                        "acknowledges", "acknowledged"})  # fmt: skip
+ADMISSIONS = frozenset(
+    {"admit", "admits", "admitted", "concede", "concedes", "conceded", "acknowledge", "acknowledges", "acknowledged"}
+)
 # Words that only add the sentence to what came before ("Castell also served a counter-notice"): they may go
 # from a statement's main clause before any word that bends it (_fillers): in a clause that restricts a noun
 # ("a tenant who also runs a business from the flat") the word narrows what the sentence speaks of, and after
