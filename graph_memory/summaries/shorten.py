@@ -28,14 +28,17 @@ every removal is one whose *form* shows it adds no claim to the rest:
 - a bracketed aside that only gives the words before it a short name that
   adds nothing to them: their own words or initials ("The share purchase
   agreement (the SPA) was signed"), or a role for a name that opens its
-  clause ('Northwind Holdings (the "Buyer") signed') or, bare, to a name
-  wherever it stands ("between Northwind Holdings, Inc. (Buyer) and ..."); not
+  clause ('Northwind Holdings (the "Buyer") signed') or, bare, a side of a
+  deal or a suit to a name wherever it stands ("between Northwind Holdings,
+  Inc. (Buyer) and ..."; not "Mr Hale (Trustee)"); not
   a term that says which of the things before it are meant ('The lenders (the
   "Consenting Lenders")'), nor any other bare capitalised word ("(Superseded)",
   "(Minor)");
 - a name set between commas after the role it renames ("the buyer,
-  Northwind Holdings, signed"), or a description of a role after the name it
-  describes ("Halden, the seller's director, resigned"), the sentence's only
+  Northwind Holdings, signed"), or a description after the name it describes
+  that names the side it takes ("Northwind Holdings, the buyer, signed"; not
+  a capacity, "Halden, the seller's director, signed the guarantee"), the
+  sentence's only
   pair of commas with no "and" or "or" after it (in a series, "only the
   claimant, Ms Bell, and Mr Ali", the name may be an item of its own; after
   any other word, the subject of a clause whose verb is left out, "Aster paid
@@ -168,6 +171,8 @@ FILING_TAGS = frozenset(
     }
 )  # fmt: skip
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
+# Letters then digits in one word ("WS1", "PoC2"): a document named and numbered, not a place in one.
+_NUMBERED_NAME = re.compile(r"[A-Za-z]+\d+")
 # A page of a bundle ("B/233", "A1/23/4"): letters before the slashes, so no share ("1/3") reads as one.
 _BUNDLE_PAGE = re.compile(r"[A-Z]{1,3}\d*(?:/\d+)+")
 # A defined term as a bracket holds it (quotation marks made straight): "the" and words, or a quoted term; the
@@ -201,6 +206,10 @@ VOUCHING_RECORDS = frozenset(
         "postmark", "bank statement", "bank statements", "account statement",
     }
 )  # fmt: skip
+# What may stand before the record's name in a vouching as-clause: a word that says whose or how reliable the
+# record is stays with it ("as the unaudited accounts show", "as the Seller's accounts show", "as the
+# backdated minutes record").
+_RECORD_DETERMINERS = frozenset({"the", "its", "their", "his", "her", "our"})
 # Verbs of an as-clause by which someone admits the rest: it holds whoever admits it ("as Castell concedes").
 ADMISSIONS = frozenset(
     {"admit", "admits", "admitted", "concede", "concedes", "conceded", "acknowledge", "acknowledges", "acknowledged"}
@@ -282,7 +291,8 @@ def _citation(sentence: str, words: list[Token], positions: list[int]) -> bool:
         return words[i].key.rstrip(".") in CITATION_WORDS
 
     def cites(i: int) -> bool:
-        return _is_fact(words[i]) or citation_word(i)
+        # not a name with a number in it ("WS1": a witness statement, whose account the aside attributes)
+        return (_is_fact(words[i]) and not _NUMBERED_NAME.fullmatch(words[i].text)) or citation_word(i)
 
     def abbreviation(i: int) -> bool:
         where = i + 1
@@ -361,20 +371,26 @@ def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bo
     )
 
 
-# A role in brackets, bare: one capitalised noun of a doer ("Buyer", "Guarantor", "Assignee"); not a word in
-# -ior, "Minor" or "Major", which say how someone stands ("Jamie Hale (Minor)").
-_ROLE = re.compile(r"[A-Z][a-z]+(?:er|or|ee)")
+# The sides of a deal or a suit ("Buyer", "Tenant", "Claimant"): a party so named is that party whatever side it
+# takes. A closed list: any other role may say in what capacity someone acts or how they stand ("Mr Hale
+# (Trustee) sold the land" is no sale of his own; "Jamie Hale (Minor)", "Mr Patel, a minor, signed"), and a
+# lawyer must see it.
+PARTY_SIDES = frozenset(
+    {
+        "buyer", "seller", "purchaser", "vendor", "lender", "borrower", "licensor", "licensee", "lessor", "lessee",
+        "landlord", "tenant", "assignor", "assignee", "employer", "employee", "claimant", "defendant", "applicant",
+        "respondent", "appellant", "plaintiff", "petitioner", "customer", "supplier", "contractor", "client",
+    }
+)  # fmt: skip
 
 
 def _bare_role(inner: str, before: Token) -> bool:
-    """Whether the bracket holds only a role (_ROLE) given to the name right before it (a capitalised word or
-    a company form): a name means one party whatever role it is given."""
+    """Whether the bracket holds only a side (PARTY_SIDES, capitalised) given to the name right before it (a
+    capitalised word or a company form)."""
     inner = inner.strip()
     return (
-        bool(_ROLE.fullmatch(inner))
-        and not inner.endswith("ior")
-        and inner not in ("Minor", "Major")
-        and inner.casefold() not in STATE_WORDS
+        inner[:1].isupper()
+        and inner.casefold() in PARTY_SIDES
         and (before.text[:1].isupper() or before.key.rstrip(".") in LEGAL_SUFFIXES)
         and before.key not in ARTICLES
     )
@@ -414,11 +430,13 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
 
 
 def _description(sentence: str, words: list[Token], positions: list[int]) -> bool:
-    """A description set between commas after the name it describes: "Halden, the seller's director, resigned";
-    "Redwood Holdings plc, a Jersey company, is the guarantor". The commas as for a name (_appositive); the
-    description a noun phrase by its form: it opens with a determiner or a possessive, holds no verb, fact or
-    clause word, and ends in a noun (ROLE_ENDINGS, ROLE_NOUNS) that is not plural, so no clause set between
-    commas reads as one ("Castell, the buyer swore, had paid": a verb last; "the buyer fears": plural in form)."""
+    """A description set between commas after the name it describes, naming the side it takes: "Northwind, the
+    buyer, signed the SPA"; "Halden Ltd, the seller's landlord, served notice". The commas as for a name
+    (_appositive); the description a noun phrase by its form: it opens with a determiner or a possessive,
+    holds no verb, fact or clause word, and ends in a side of a deal or a suit (PARTY_SIDES), so no clause set
+    between commas reads as one ("Castell, the buyer fears, has not paid"), and no capacity or standing goes
+    ("Halden, the seller's director, signed the guarantee": as director or in person; "Mr Patel, a minor,
+    signed")."""
     first, last = positions[0], positions[-1]
     if first == 0 or last == len(words) - 1 or len(positions) > 8:
         return False
@@ -436,13 +454,13 @@ def _description(sentence: str, words: list[Token], positions: list[int]) -> boo
             _is_fact(w) or w.key in AUXILIARIES or w.key in RELATIVES or w.key in PARTICIPLES or w.key.endswith("ed")
             for w in words[first : last + 1]
         )
-        and _role(end)
+        and end.text.islower()
+        and end.key in PARTY_SIDES
     )
 
 
 # Endings of the nouns that name a role or a kind of body ("director", "guarantor", "trustee", "accountant",
-# "agent", "company", "subsidiary"), and such nouns of other endings: what a description after a name ends in,
-# and what a name between commas renames.
+# "agent", "company", "subsidiary"), and such nouns of other endings: what a name between commas renames.
 ROLE_ENDINGS = ("er", "or", "ee", "ist", "ant", "ent", "ian", "ary", "ny")
 ROLE_NOUNS = frozenset(
     {
@@ -477,8 +495,12 @@ def _vouching(sentence: str, words: list[Token], positions: list[int]) -> bool:
     source = next((i - 1 for i in positions[2:-1] if words[i].key == "of"), last - 1)
     head = POSSESSIVE.sub("", words[source].key)
     pair = f"{words[source - 1].key} {head}"  # "bank statement", not "witness statement"
-    if words[last].key not in ADMISSIONS and head not in VOUCHING_RECORDS and pair not in VOUCHING_RECORDS:
-        return False  # "as the indictment shows", "as the anonymous letter shows": an accusation, a rumour
+    named = source - (2 if pair in VOUCHING_RECORDS else 1)  # the words before the record's name
+    if words[last].key not in ADMISSIONS and (
+        (head not in VOUCHING_RECORDS and pair not in VOUCHING_RECORDS)
+        or any(words[i].key not in _RECORD_DETERMINERS for i in range(first + 1, named + 1))
+    ):
+        return False  # "as the indictment shows"; "as the unaudited accounts show", "as the Seller's accounts show"
     before = sentence[words[first - 1].end : words[first].start].strip() if first else ""
     after = sentence[words[last].end : words[last + 1].start if last + 1 < len(words) else None].strip()
     if first == 0:

@@ -337,7 +337,8 @@ def _names_a_thing(word: str, sentences: list[Sentence]) -> bool:
         # and plain words, which open a noun phrase ("Fees" over "seeks USD 2,310,000 in unpaid fees").
         if plural and not any(found[i] == word and i and _plain(found[i - 1]) and not _governed(found, i) for i in at):
             return True
-        if not _qualified(sentence) and not any(_said_to_be(found, names, i) for i in at):
+        infinitive = bool(at) and all(i and found[i - 1] == "to" for i in at)  # "is unwilling to sign": a verb
+        if not _qualified(sentence) and not infinitive and not any(_said_to_be(found, names, i) for i in at):
             return True  # over a sentence that qualifies nothing the word says what the sentence says
     return False
 
@@ -392,6 +393,8 @@ def _in_noun_phrase(found: list[str], names: set[int], position: int) -> bool:
     opener = found[start - 1] if start else ""
     following = found[position + 1] if position + 1 < len(found) else ""
     inside = _plain(following) or following in AUXILIARIES
+    if opener == "to" and start == position:
+        return False  # "to" before a verb: "does not wish to settle", "refused to resign"
     if start and opener in _CLAUSE_OPENERS:
         return inside  # the subject of a clause: "if consent is not obtained", not "if insolvent,"
     if start and opener and opener not in _NOUN_OPENERS and not POSSESSIVE.search(opener):

@@ -394,6 +394,9 @@ ONE_WORD = "one word its sentences do not use as a thing's name"
         ("Fraudster", "Northwind's letter calls Hale a fraudster.", ONE_WORD),
         ("Liar", "Castell's counsel called the witness a liar.", ONE_WORD),
         ("Culprit", "The tabloids named Hale as the culprit.", ONE_WORD),
+        # a verb after "to": read alone it instructs ("Settle", "Sign")
+        ("Settle", "The client does not wish us to try to settle the claim.", ONE_WORD),
+        ("Sign", "The Buyer is unwilling to sign the side letter.", ONE_WORD),
         ("Bankrupt", "Northwind asks whether Castell is a bankrupt.", ONE_WORD),
         ("Guarantee", "Bramble Mills Ltd holds a guarantee of GBP 27,242.30.", None),
         ("Insolvency", "Castell may become insolvent if the loan is called in.", None),

@@ -80,10 +80,11 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
          "Castell did not sign the deed."),
         ("The notice was served, as the certificate of service confirms.", "The notice was served.",
          "The notice was served."),
-        # a description set between commas after the name it describes
-        ("Halden, the seller's director, resigned on 3 May.", "Halden resigned on 3 May.", "Halden resigned on 3 May."),
-        ("Redwood Holdings plc, a Jersey company, is the guarantor.", "Redwood Holdings plc is the guarantor.",
-         "Redwood Holdings plc is the guarantor."),
+        # a description set between commas after the name it describes, naming the side it takes
+        ("Northwind Holdings, the buyer, signed the SPA on 3 May.", "Northwind Holdings signed the SPA on 3 May.",
+         "Northwind Holdings signed the SPA on 3 May."),
+        ("Redwood Holdings plc, the seller's landlord, served notice.", "Redwood Holdings plc served notice.",
+         "Redwood Holdings plc served notice."),
         # citing asides: "No." before a number is no denial; a bundle page; a paragraph or section sign
         ("The claim was struck out (Dkt. No. 45).", "The claim was struck out.", "The claim was struck out."),
         ("The buyer paid the deposit [B/233].", "The buyer paid the deposit.", "The buyer paid the deposit."),
@@ -364,6 +365,16 @@ LENGTHY = "A lengthy witness statement from Dana Whitlock was filed."
         ("Mr Lee defrauded Birch of £2m, as the indictment shows.", "Mr Lee defrauded Birch of £2m.", QUALIFIES),
         ("Ms Ode was driving fast, as the witness's police statement records.", "Ms Ode was driving fast.",
          QUALIFIES),
+        # a description or a bare role that says in what capacity someone acts or how they stand
+        ("Halden, the seller's director, signed the guarantee.", "Halden signed the guarantee.", QUALIFIES),
+        ("Mr Patel, a minor, signed the loan agreement.", "Mr Patel signed the loan agreement.", QUALIFIES),
+        ("Mr Hale (Trustee) sold the land to his brother.", "Mr Hale sold the land to his brother.", QUALIFIES),
+        # a vouching record whose words say whose it is or how reliable; a numbered witness statement cited
+        ("The Company made a profit of £2m, as the unaudited accounts show.", "The Company made a profit of £2m.",
+         QUALIFIES),
+        ("The Company was solvent in 2021, as the Seller's accounts show.", "The Company was solvent in 2021.",
+         QUALIFIES),
+        ("The goods were defective (WS1, para 12).", "The goods were defective.", FACT),
         # a bare bracket that says how someone stands, not a role
         ("Jamie Hale (Minor) signed the contract.", "Jamie Hale signed the contract.", QUALIFIES),
         # "no" that denies (no stop after it, or opening the sentence), a share in brackets
