@@ -498,24 +498,27 @@ def section(**r: Any) -> str:
 
 
 def blind_lines(blind: dict[str, Any]) -> list[str]:
-    """The plants ten helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
+    """The plants twelve helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
     n, taken, classes = blind["counts"], blind["served"], blind["classes"]
     rounds = sorted({r for _, r in n})
-    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by ten helpers, each alone, that never read"
+    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by twelve helpers, each alone, that never read"
              f" the rules, the plants above or their tests; {classes['false']} classes of false shortening,"
              f" {classes['label-false']} of false label, {classes['true']} of true shortening,"
              f" {classes['label-true']} of fair label; each set's round 1 written in full before anything ran, later"
              " rounds after, aimed at the deletions the refusal messages name as allowed; each set written after"
              " the holes of the sets before were closed, sets 4 to 7's holes closed after them, set 8 one blind round"
              " on the rules as they stand with nothing changed after it, sets 9 and 10 at once on the rules after"
-             " set 8, their holes closed after them), run through `shorten` and `label_problem` (no"
-             " database):", "",
-             "| plant | " + " | ".join(f"set {s}, round {r}" for s, r in rounds) + " |",
-             "| --- |" + " ---: |" * len(rounds)]  # fmt: skip
-    for kind, what in (("false", "false shortenings served"), ("label-false", "false labels served"),
-                       ("true", "true shortenings served as proposed"), ("label-true", "fair labels served")):  # fmt: skip
-        cells = [f"{taken[(kind, r)]} of {n[(kind, r)]}" if n[(kind, r)] else "—" for r in rounds]
-        lines.append(f"| {what} | " + " | ".join(cells) + " |")
+             " set 8, sets 11 and 12 at once after those, their holes closed after them), run through `shorten` and"
+             " `label_problem` (no database):", "",
+             "| set, round | false shortenings served | false labels served | true shortenings served as proposed"
+             " | fair labels served |",
+             "| --- | ---: | ---: | ---: | ---: |"]  # fmt: skip
+    kinds = ("false", "label-false", "true", "label-true")
+    for r in rounds:
+        cells = [f"{taken[(kind, r)]} of {n[(kind, r)]}" if n[(kind, r)] else "—" for kind in kinds]
+        lines.append(f"| set {r[0]}, round {r[1]} | " + " | ".join(cells) + " |")
+    total = [f"{sum(taken[(k, r)] for r in rounds)} of {sum(n[(k, r)] for r in rounds)}" for k in kinds]
+    lines.append("| all | " + " | ".join(total) + " |")
     if blind["leaks"]:
         lines += ["", "Served, each with why it stands by design (`faithfulness_blind.by_design`; one served and not"
                   " by design fails `tests/summaries/test_blind_plants.py`):", ""]

@@ -1,4 +1,4 @@
-"""Planted falsehoods and true shortenings designed blind: by ten helpers, each working alone, that never read
+"""Planted falsehoods and true shortenings designed blind: by twelve helpers, each working alone, that never read
 the shortening, meaning or label rules (graph_memory/summaries/), this bench's own plants or their tests, only
 issue 27's text and the two functions' signatures. So they test classes the rules' authors did not design
 against.
@@ -34,7 +34,12 @@ name between commas after "and", "Aster paid £2m and, Birch, £500,000"; an ope
 what the thing is or how it stands, "A voidable transfer", "A guide price"; "a" dropped inside a sentence,
 "is a director" made "is director"; an as-clause whose record accuses, "as the indictment shows") closed
 after them, and a "true" plant its own helper found on review to lose what a lawyer needs became "false"
-(its "note" says so). Every proposal is the sentence with
+(its "note" says so). Sets 11 and 12 (two more helpers at once, the same way, on the rules after sets 9 and
+10 were closed; set 11 aimed at falsehoods, set 12 a good and a careless model, rounds 1 blind, 2 and 3
+aimed): set 12's holes (a description or bare role that says in what capacity someone acts, "Halden, the
+seller's director, signed the guarantee", "Mr Patel, a minor,"; a vouching record qualified, "as the
+unaudited accounts show"; a numbered witness statement cited, "(WS1, para 12)"; a verb after "to" as a
+label, "Sign") closed after it. Every proposal is the sentence with
 words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
 a good model would make), "label-true" (set 6: a fair topic label a good model would write).
