@@ -39,7 +39,10 @@ after them, and a "true" plant its own helper found on review to lose what a law
 aimed): set 12's holes (a description or bare role that says in what capacity someone acts, "Halden, the
 seller's director, signed the guarantee", "Mr Patel, a minor,"; a vouching record qualified, "as the
 unaudited accounts show"; a numbered witness statement cited, "(WS1, para 12)"; a verb after "to" as a
-label, "Sign") closed after it. Every proposal is the sentence with
+label, "Sign") closed after it, and set 11's after it (a defined term that gives a capacity, 'Mr Roy (the
+Witness) signed the will'; an opening "a/an ..." before a verb that says the thing did not come to be, "A
+formal hearing was dispensed with"; a description after a description, "The company, the subsidiary,").
+Every proposal is the sentence with
 words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
 a good model would make), "label-true" (set 6: a fair topic label a good model would write).

@@ -28,7 +28,8 @@ every removal is one whose *form* shows it adds no claim to the rest:
 - a bracketed aside that only gives the words before it a short name that
   adds nothing to them: their own words or initials ("The share purchase
   agreement (the SPA) was signed"), or a role for a name that opens its
-  clause ('Northwind Holdings (the "Buyer") signed') or, bare, a side of a
+  clause ('Northwind Holdings (the "Buyer") signed', a side of a deal or a
+  suit, not a capacity, "Mr Roy (the Witness)") or, bare, a side of a
   deal or a suit to a name wherever it stands ("between Northwind Holdings,
   Inc. (Buyer) and ..."; not "Mr Hale (Trustee)"); not
   a term that says which of the things before it are meant ('The lenders (the
@@ -60,8 +61,10 @@ every removal is one whose *form* shows it adds no claim to the rest:
   ("lengthy", "brief", "detailed", "handwritten"): any other may say what
   the thing is or how it stands ("a trade secret claim" is no "secret
   claim"; "a voidable transfer", "a defective notice"), and no form tells
-  them apart. Only of one event ("was filed", "has been served"), not a rule
-  ("A foreign judgment is enforceable" says nothing of every judgment); not
+  them apart. Only of one event that took place ("was filed", "has been
+  served": a closed list of verbs), not a rule ("A foreign judgment is
+  enforceable" says nothing of every judgment) nor one that did not take place
+  ("A formal hearing was dispensed with" is no "A hearing was ..."); not
   in "the ..." (which thing is meant changes), not after the verb (a verb
   can deny: "escaped a lengthy sentence").
 
@@ -254,6 +257,18 @@ PARTICIPLES = frozenset(
         "struck", "understood", "set", "put", "cut", "let", "shut", "quit", "hit", "overturned", "seen",
     }
 )  # fmt: skip
+# Participles that say a thing came to be, was made or passed on ("A lengthy statement was filed"): what the
+# descriptive words of an opening "a/an ..." may go before. A closed list: any other may say it did not come
+# to be ("was dispensed with", "was omitted", "was bypassed", "was discouraged"), and then "A hearing was
+# dispensed with" denies every hearing where "A formal hearing" did not.
+HAPPENED = frozenset(
+    {
+        "filed", "served", "sent", "received", "signed", "issued", "lodged", "submitted", "produced", "delivered",
+        "made", "held", "found", "enclosed", "prepared", "written", "disclosed", "provided", "obtained",
+        "recorded", "exchanged", "circulated", "published", "given", "presented", "attached", "uploaded",
+        "emailed", "posted", "handed", "drafted", "executed", "registered", "read", "shown",
+    }
+)  # fmt: skip
 # Words that say only how long, how full or in what form a thing is ("A lengthy witness statement was filed"
 # is a witness statement filed): the words before a noun that may go, a closed list. Any other may say what
 # the thing is or how it stands, and no form tells them apart: a "trade secret claim" is no "secret claim", a
@@ -318,8 +333,9 @@ def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bo
     """A bracketed aside that only gives the words before it a short name: "the" and capitalised words, or a
     term in quotation marks, that adds nothing to what those words say. Its words are among them ("The lease
     dated 4 July 2010 (the Lease)") or are their initials ("The share purchase agreement (the SPA)"), or
-    it gives a role to a name that opens its clause ('Northwind Holdings (the "Buyer") signed'): a name
-    means one party whatever role it is given. Any other term may say which of the things before it are
+    it gives a side of a deal or a suit (PARTY_SIDES) to a name that opens its clause ('Northwind Holdings
+    (the "Buyer") signed'): a name means one party whatever side it takes. Not a capacity ('Mr Roy (the
+    Witness) signed the will': not as testator; "(the Receiver)", "(the Executor)"). Any other term may say which of the things before it are
     meant ('The lenders (the "Consenting Lenders") agreed': not all of them), which one ('The company (the
     "Parent")') or how things stand ('The price (the "Asking Price")'). It holds no fact, state word or -ed
     word, sits right after a word (no comma or colon between) and no capitalised word follows it (part of
@@ -368,6 +384,7 @@ def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bo
         and all(w.text[:1].isupper() for w in before)
         and (len(before) > 1 or first > 1)
         and not keys & {w.key for w in named}
+        and all(w.key in PARTY_SIDES for w in named)  # not '(the Witness)', '(the Receiver)': a capacity
     )
 
 
@@ -429,6 +446,16 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
     )
 
 
+def _closes_name(words: list[Token], i: int) -> bool:
+    """Whether the word at `i` ends a name: capitalised, or a company form after a capitalised word ("Redwood
+    Holdings plc"; not "The company", which describes)."""
+    if words[i].key in DETERMINERS:
+        return False
+    if words[i].text[:1].isupper():
+        return True
+    return words[i].key.rstrip(".") in LEGAL_SUFFIXES and i > 0 and _closes_name(words, i - 1)
+
+
 def _description(sentence: str, words: list[Token], positions: list[int]) -> bool:
     """A description set between commas after the name it describes, naming the side it takes: "Northwind, the
     buyer, signed the SPA"; "Halden Ltd, the seller's landlord, served notice". The commas as for a name
@@ -448,7 +475,7 @@ def _description(sentence: str, words: list[Token], positions: list[int]) -> boo
     return (
         before == ","
         and after.startswith(",")
-        and (words[first - 1].text[:1].isupper() or words[first - 1].key.rstrip(".") in LEGAL_SUFFIXES)
+        and _closes_name(words, first - 1)
         and (opening.key in DETERMINERS or bool(POSSESSIVE.search(opening.key)))
         and not any(
             _is_fact(w) or w.key in AUXILIARIES or w.key in RELATIVES or w.key in PARTICIPLES or w.key.endswith("ed")
@@ -572,8 +599,9 @@ def _modifiers(sentence: str, words: list[Token], hard: set[int]) -> tuple[int, 
 
 
 def _episodic(words: list[Token], start: int) -> bool:
-    """Whether the first verb from `start` tells of one event: "was/were ...ed" or "has/have/had been ...ed"
-    (or another past participle: "was sent")
+    """Whether the first verb from `start` tells of one event that took place: "was/were" or "has/have/had been"
+    and a participle of HAPPENED ("was filed", "has been sent"); not one that says it did not ("A formal
+    hearing was dispensed with" is no "A hearing was dispensed with": a short one may have been held)
     ("A lengthy statement from X was filed"). Anything else may read as a rule about every such thing ("A
     foreign judgment is enforceable after registration" says nothing of every judgment)."""
     verbs = [i for i in range(start, len(words)) if words[i].key in AUXILIARIES]
@@ -584,7 +612,7 @@ def _episodic(words: list[Token], start: int) -> bool:
         at += 1
     elif words[at].key not in ("was", "were"):
         return False
-    return at + 1 < len(words) and (words[at + 1].key.endswith("ed") or words[at + 1].key in PARTICIPLES)
+    return at + 1 < len(words) and words[at + 1].key in HAPPENED
 
 
 # Words after "the" that pick out one thing among others: without the article the sentence speaks of any such

@@ -369,6 +369,14 @@ LENGTHY = "A lengthy witness statement from Dana Whitlock was filed."
         ("Halden, the seller's director, signed the guarantee.", "Halden signed the guarantee.", QUALIFIES),
         ("Mr Patel, a minor, signed the loan agreement.", "Mr Patel signed the loan agreement.", QUALIFIES),
         ("Mr Hale (Trustee) sold the land to his brother.", "Mr Hale sold the land to his brother.", QUALIFIES),
+        # a defined term that gives a capacity, not a side; a description after a description, not a name
+        ("Mr Roy (the Witness) signed the will on 4 May 2019.", "Mr Roy signed the will on 4 May 2019.", QUALIFIES),
+        ("Ms Park (the Receiver) sold the Leeds site to Crane plc.", "Ms Park sold the Leeds site to Crane plc.",
+         QUALIFIES),
+        ("The company, the buyer, owes HMRC £2.1m.", "The company owes HMRC £2.1m.", QUALIFIES),
+        # an opening "a/an ..." before a verb that says the thing did not come to be
+        ("A formal hearing was dispensed with.", "A hearing was dispensed with.", QUALIFIES),
+        ("A brief hearing was omitted from the timetable.", "A hearing was omitted from the timetable.", QUALIFIES),
         # a vouching record whose words say whose it is or how reliable; a numbered witness statement cited
         ("The Company made a profit of £2m, as the unaudited accounts show.", "The Company made a profit of £2m.",
          QUALIFIES),
