@@ -498,17 +498,18 @@ def section(**r: Any) -> str:
 
 
 def blind_lines(blind: dict[str, Any]) -> list[str]:
-    """The plants twelve helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
+    """The plants fourteen helpers designed without reading the rules (bench/faithfulness_blind.py), as a table."""
     n, taken, classes = blind["counts"], blind["served"], blind["classes"]
     rounds = sorted({r for _, r in n})
-    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by twelve helpers, each alone, that never read"
+    lines = ["", "Plants designed blind (`bench/faithfulness_blind.py`: by fourteen helpers, each alone, that never read"
              f" the rules, the plants above or their tests; {classes['false']} classes of false shortening,"
              f" {classes['label-false']} of false label, {classes['true']} of true shortening,"
              f" {classes['label-true']} of fair label; each set's round 1 written in full before anything ran, later"
              " rounds after, aimed at the deletions the refusal messages name as allowed; each set written after"
              " the holes of the sets before were closed, sets 4 to 7's holes closed after them, set 8 one blind round"
              " on the rules as they stand with nothing changed after it, sets 9 and 10 at once on the rules after"
-             " set 8, sets 11 and 12 at once after those, their holes closed after them), run through `shorten` and"
+             " set 8, sets 11 and 12 at once after those, their holes closed after them, sets 13 and 14 one blind"
+             " round each on the rules as they stand with nothing changed after them), run through `shorten` and"
              " `label_problem` (no database):", "",
              "| set, round | false shortenings served | false labels served | true shortenings served as proposed"
              " | fair labels served |",

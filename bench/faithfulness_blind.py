@@ -1,4 +1,4 @@
-"""Planted falsehoods and true shortenings designed blind: by twelve helpers, each working alone, that never read
+"""Planted falsehoods and true shortenings designed blind: by fourteen helpers, each working alone, that never read
 the shortening, meaning or label rules (graph_memory/summaries/), this bench's own plants or their tests, only
 issue 27's text and the two functions' signatures. So they test classes the rules' authors did not design
 against.
@@ -42,7 +42,9 @@ unaudited accounts show"; a numbered witness statement cited, "(WS1, para 12)"; 
 label, "Sign") closed after it, and set 11's after it (a defined term that gives a capacity, 'Mr Roy (the
 Witness) signed the will'; an opening "a/an ..." before a verb that says the thing did not come to be, "A
 formal hearing was dispensed with"; a description after a description, "The company, the subsidiary,").
-Every proposal is the sentence with
+Sets 13 and 14 (two more helpers at once on the rules after sets 11 and 12 were closed, one blind round each,
+set 13 aimed at falsehoods and set 14 a good and a careless model; nothing changed after them): what the rules
+as they stand do with classes nobody wrote them against. Every proposal is the sentence with
 words removed (each helper checked it). Kinds: "false" (a
 shortening that states what the sentence does not), "label-false" (a label that does), "true" (a shortening
 a good model would make), "label-true" (set 6: a fair topic label a good model would write).

@@ -1,4 +1,4 @@
-"""The plants twelve helpers designed blind (bench/faithfulness_blind.py): none of their falsehoods is served.
+"""The plants fourteen helpers designed blind (bench/faithfulness_blind.py): none of their falsehoods is served.
 
 They never read the rules, so their classes are ones the rules were not written against: a privative
 adjective, "a few" made "few", a name in a series taken for a second name, "the chairman and the chief
