@@ -146,7 +146,8 @@ CONNECTIVES = frozenset(
         ("finally",), ("nevertheless",), ("nonetheless",), ("consequently",), ("firstly",), ("secondly",),
         ("thirdly",), ("lastly",), ("besides",), ("likewise",), ("similarly",), ("ultimately",), ("further",),
         ("in", "addition"), ("in", "particular"), ("in", "fact"), ("in", "any", "event"), ("as", "a", "result"),
-        ("in", "contrast"), ("by", "contrast"), ("on", "the", "other", "hand"),
+        ("in", "contrast"), ("by", "contrast"), ("on", "the", "other", "hand"), ("that", "said"),
+        ("for", "the", "avoidance", "of", "doubt"), ("by", "way", "of", "background"),
     }
 )  # fmt: skip
 # What sets a part of a sentence apart: a comma, semicolon, colon, dash (not a hyphen in a word) or bracket.
@@ -170,7 +171,8 @@ CITATION_WORDS = frozenset(
 FILING_TAGS = frozenset(
     {
         ("red", "flag"), ("update",), ("note",), ("nb",), ("fyi",), ("background",), ("summary",),
-        ("for", "the", "file"), ("file", "note"), ("important",), ("key", "point"), ("action",),
+        ("for", "the", "file"), ("file", "note"), ("attendance", "note"), ("important",), ("key", "point"),
+        ("action",),
     }
 )  # fmt: skip
 _ACRONYM = re.compile(r"[A-Z]{2,5}")

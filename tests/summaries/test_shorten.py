@@ -95,6 +95,13 @@ TALKS = "The client wants to close before year end; price adjustment talks conti
         ("The SPA is between Northwind Holdings, Inc. (Buyer) and the shareholders of Castell.",
          "The SPA is between Northwind Holdings, Inc. and the shareholders of Castell.",
          "The SPA is between Northwind Holdings, Inc. and the shareholders of Castell."),
+        # connectives of several words that only frame the rest; an attendance note's tag
+        ("For the avoidance of doubt, the buyer may not assign the lease.", "the buyer may not assign the lease.",
+         "The buyer may not assign the lease."),
+        ("By way of background, the lease was granted in 2010.", "the lease was granted in 2010.",
+         "The lease was granted in 2010."),
+        ("That said, the buyer has not paid.", "the buyer has not paid.", "The buyer has not paid."),
+        ("Attendance note: the client may settle.", "the client may settle.", "The client may settle."),
         # "Further," as a connective; an abbreviation's full stop ends the sentence once
         ("Further, the buyer paid the deposit.", "the buyer paid the deposit.", "The buyer paid the deposit."),
         ("Note: the Defendant has instructed new solicitors, Pike & Co.",
