@@ -137,7 +137,7 @@ CLASSES: dict[str, frozenset[str]] = {
             "mock", "imitation", "pseudo", "quasi", "so-called", "would-be", "self-styled", "supposed", "dissolved",
             "defunct", "toy", "replica", "dummy", "decoy", "model", "specimen", "template", "notional",
             "hypothetical", "theoretical", "deemed", "constructive", "fictional", "imaginary", "virtual",
-            "phantom", "illusory", "ostensible", "paper",
+            "phantom", "illusory", "ostensible",
         }
     ),
 }

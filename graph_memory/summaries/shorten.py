@@ -27,19 +27,18 @@ every removal is one whose *form* shows it adds no claim to the rest:
   word follows, which is part of a name ("Greenfield Estates (2015) Limited");
 - a bracketed aside that only gives the words before it a short name that
   adds nothing to them: their own words or initials ("The share purchase
-  agreement (the SPA) was signed"), or a role for a name that opens its
-  clause ('Northwind Holdings (the "Buyer") signed', a side of a deal or a
-  suit, not a capacity, "Mr Roy (the Witness)") or, bare, a side of a
-  deal or a suit to a name wherever it stands ("between Northwind Holdings,
-  Inc. (Buyer) and ..."; not "Mr Hale (Trustee)"); not
-  a term that says which of the things before it are meant ('The lenders (the
-  "Consenting Lenders")'), nor any other bare capitalised word ("(Superseded)",
+  agreement (the SPA) was signed"), or the side of a deal or a suit a name
+  takes, as a defined term for a name that opens its clause ('Northwind
+  Holdings (the "Buyer") signed') or bare after a name wherever it stands
+  ("between Northwind Holdings, Inc. (Buyer) and ..."); not a capacity ("Mr
+  Roy (the Witness) signed the will", "Mr Hale (Trustee)"), a term that says
+  which of the things before it are meant ('The lenders (the "Consenting
+  Lenders")'), nor any other bare capitalised word ("(Superseded)",
   "(Minor)");
 - a name set between commas after the role it renames ("the buyer,
-  Northwind Holdings, signed"), or a description after the name it describes
-  that names the side it takes ("Northwind Holdings, the buyer, signed"; not
-  a capacity, "Halden, the seller's director, signed the guarantee"), the
-  sentence's only
+  Northwind Holdings, signed"), or a description after a name that names the
+  side it takes ("Northwind Holdings, the buyer, signed"; not a capacity,
+  "Halden, the seller's director, signed the guarantee"): the sentence's only
   pair of commas with no "and" or "or" after it (in a series, "only the
   claimant, Ms Bell, and Mr Ali", the name may be an item of its own; after
   any other word, the subject of a clause whose verb is left out, "Aster paid
@@ -248,8 +247,8 @@ FUNCTION_WORDS = AUXILIARIES | frozenset(
         "as",
     }
 )  # fmt: skip
-# Past participles that do not end in -ed ("was sent", "has been paid"): a label holding one states something
-# ("Consent given", verify.py).
+# Past participles that do not end in -ed ("has been paid", "held"): a label holding one states something
+# ("Consent given", verify.py), and a part between commas holding one may be a clause, no description.
 PARTICIPLES = frozenset(
     {
         "given", "taken", "written", "broken", "chosen", "proven", "forgotten", "hidden", "spoken", "stolen",
@@ -602,10 +601,10 @@ def _modifiers(sentence: str, words: list[Token], hard: set[int]) -> tuple[int, 
 
 def _episodic(words: list[Token], start: int) -> bool:
     """Whether the first verb from `start` tells of one event that took place: "was/were" or "has/have/had been"
-    and a participle of HAPPENED ("was filed", "has been sent"); not one that says it did not ("A formal
-    hearing was dispensed with" is no "A hearing was dispensed with": a short one may have been held)
-    ("A lengthy statement from X was filed"). Anything else may read as a rule about every such thing ("A
-    foreign judgment is enforceable after registration" says nothing of every judgment)."""
+    and a participle of HAPPENED ("A lengthy statement from X was filed", "has been sent"). Not one that says
+    it did not ("A formal hearing was dispensed with" is no "A hearing was dispensed with": a short one may
+    have been held), and no other verb, which may read as a rule about every such thing ("A foreign judgment
+    is enforceable after registration" says nothing of every judgment)."""
     verbs = [i for i in range(start, len(words)) if words[i].key in AUXILIARIES]
     if not verbs:
         return False
@@ -657,12 +656,12 @@ def _fillers(sentence: str, words: list[Token], hard: set[int], bending: set[int
     """Positions that may go from a unit that is otherwise kept, in a statement: "also" in its main clause
     (before any relative word), in an upward context or before any word that bends the sentence, which it
     then stands outside (_outside: "Castell also failed to pay"; not "only if Castell also consents"); and,
-    in an upward context only,
-    articles and the modifiers of an opening "a/an ..." (shorten() checks that they go all together). Not every
-    article may go (_article); and none where a word bends the sentence: without "the" a denial, a permission
-    or a condition speaks of any such thing ("Castell did not sell the shares" is no "Castell did not sell
-    shares"; "If the shares are sold" is no "If shares are sold"). `bending`: the meaning words that bend what
-    follows them (all but a noun of saying that heads the opening "a/an ...")."""
+    in an upward context only, articles and the descriptive words of an opening "a/an ..." (shorten() checks
+    that the article still fits). Not every article may go (_article); and none where a word bends the
+    sentence: without "the" a denial, a permission or a condition speaks of any such thing ("Castell did not
+    sell the shares" is no "Castell did not sell shares"; "If the shares are sold" is no "If shares are
+    sold"). `bending`: the meaning words that bend what follows them (all but a noun of saying that heads the
+    opening "a/an ...")."""
     if not _statement(sentence):
         return set()
     bent = _bent_from(words, bending)

@@ -350,7 +350,7 @@ LENGTHY = "A lengthy witness statement from Dana Whitlock was filed."
          QUALIFIES),
         ("A stale cheque was presented to the bank.", "A cheque was presented to the bank.", QUALIFIES),
         ("A dishonoured cheque was given to the landlord.", "A cheque was given to the landlord.", QUALIFIES),
-        ("A paper profit of £2m was made on the shares.", "A profit of £2m was made on the shares.", MEANING),
+        ("A paper profit of £2m was made on the shares.", "A profit of £2m was made on the shares.", QUALIFIES),
         ("A short, handwritten note from Hale was found in the file.", "A note from Hale was found in the file.",
          QUALIFIES),
         # a description after a name that is a clause set between commas, or holds a meaning word
