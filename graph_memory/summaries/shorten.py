@@ -185,6 +185,10 @@ _DEFINED = re.compile(r'the (?P<plain>[^"]+)|(?:the )?"(?P<quoted>[^"]+)"')
 _LINKS = frozenset({"of", "and", "for", "&"})
 # A possessive ("landlord's"): the word it ends is read without it.
 POSSESSIVE = re.compile(r"['\u2019]s$")
+# Verbs of an as-clause by which someone admits the rest: it holds whoever admits it ("as Castell concedes").
+ADMISSIONS = frozenset(
+    {"admit", "admits", "admitted", "concede", "concedes", "conceded", "acknowledge", "acknowledges", "acknowledged"}
+)
 # Verbs of an as-clause that vouch for the rest: what a record shows, records or proves holds ("the buyer paid,
 # as the bank statement shows"), and so does what someone confirms or admits, as the clause has it ("Castell
 # voted against, as the minutes confirm"; "..., as its own witness admits"): "as" takes the rest as true.
@@ -194,10 +198,9 @@ EVIDENTIAL_VERBS = frozenset(
         "show", "shows", "showed", "shown", "record", "records", "recorded", "reflect", "reflects", "reflected",
         "evidence", "evidences", "evidenced", "prove", "proves", "proved", "proven", "demonstrate",
         "demonstrates", "demonstrated", "establish", "establishes", "established", "confirm", "confirms",
-        "confirmed", "verify", "verifies", "verified", "corroborate", "corroborates", "corroborated", "admit",
-        "admits", "admitted", "concede", "concedes", "conceded", "acknowledge", "acknowledges", "acknowledged",
+        "confirmed", "verify", "verifies", "verified", "corroborate", "corroborates", "corroborated",
     }
-)  # fmt: skip
+) | ADMISSIONS  # fmt: skip
 # Records that keep what happened, whose showing an as-clause may vouch by ("as the ledger shows", "as the
 # minutes confirm", "as the certificate of service confirms"): a closed list. Any other may accuse or report
 # ("as the indictment shows", "as the statutory demand shows", "as the press coverage shows"), and a lawyer
@@ -214,10 +217,6 @@ VOUCHING_RECORDS = frozenset(
 # record is stays with it ("as the unaudited accounts show", "as the Seller's accounts show", "as the
 # backdated minutes record").
 _RECORD_DETERMINERS = frozenset({"the", "its", "their", "his", "her", "our"})
-# Verbs of an as-clause by which someone admits the rest: it holds whoever admits it ("as Castell concedes").
-ADMISSIONS = frozenset(
-    {"admit", "admits", "admitted", "concede", "concedes", "conceded", "acknowledge", "acknowledges", "acknowledged"}
-)
 # Words that only add the sentence to what came before ("Castell also served a counter-notice"): they may go
 # from a statement's main clause before any word that bends it (_fillers): in a clause that restricts a noun
 # ("a tenant who also runs a business from the flat") the word narrows what the sentence speaks of, and after
@@ -352,7 +351,7 @@ def _defined_term(sentence: str, words: list[Token], positions: list[int]) -> bo
     gap = sentence[words[first - 1].end : opened].strip()
     if gap and not (gap == "." and f"{words[first - 1].key}." in ABBREVIATIONS):  # "Acme Inc. (the Borrower)"
         return False
-    if _bare_role(sentence[opened + 1 : closed], words[first - 1]):
+    if _bare_role(sentence[opened + 1 : closed], words, first - 1):
         return True  # "Northwind Holdings, Inc. (Buyer) and the shareholders of ..."
     term = _DEFINED.fullmatch(normalise_quote(sentence[opened + 1 : closed]))
     if not term:
@@ -402,16 +401,11 @@ PARTY_SIDES = frozenset(
 )  # fmt: skip
 
 
-def _bare_role(inner: str, before: Token) -> bool:
-    """Whether the bracket holds only a side (PARTY_SIDES, capitalised) given to the name right before it (a
-    capitalised word or a company form)."""
+def _bare_role(inner: str, words: list[Token], before: int) -> bool:
+    """Whether the bracket holds only a side (PARTY_SIDES, capitalised) given to the name that ends at `before`
+    (_closes_name)."""
     inner = inner.strip()
-    return (
-        inner[:1].isupper()
-        and inner.casefold() in PARTY_SIDES
-        and (before.text[:1].isupper() or before.key.rstrip(".") in LEGAL_SUFFIXES)
-        and before.key not in ARTICLES
-    )
+    return inner[:1].isupper() and inner.casefold() in PARTY_SIDES and _closes_name(words, before)
 
 
 def _phrase_before(sentence: str, words: list[Token], first: int) -> list[Token]:
@@ -430,6 +424,18 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
     before must be a noun of a role (_role): after any other word the name may be the subject of a clause
     whose verb is left out ("Aster paid £2m and, Birch, £500,000"; "Aster signed the lease, Birch, the
     guarantee")."""
+    named = [i for i in positions if words[i].key not in ARTICLES]
+    return (
+        _between_commas(sentence, words, positions)
+        and _role(words[positions[0] - 1])
+        and bool(named)
+        and all(words[i].text[:1].isupper() and not _is_fact(words[i]) for i in named)
+    )
+
+
+def _between_commas(sentence: str, words: list[Token], positions: list[int]) -> bool:
+    """Whether the words at `positions` stand between the sentence's only pair of commas, inside it, with no
+    "and", "or" or "nor" after them (a name or description in a series may be an item of its own)."""
     first, last = positions[0], positions[-1]
     if first == 0 or last == len(words) - 1:
         return False
@@ -437,14 +443,7 @@ def _appositive(sentence: str, words: list[Token], positions: list[int]) -> bool
         return False
     before = sentence[words[first - 1].end : words[first].start].strip()
     after = sentence[words[last].end : words[last + 1].start].strip()
-    named = [i for i in positions if words[i].key not in ARTICLES]
-    return (
-        before == ","
-        and after.startswith(",")
-        and _role(words[first - 1])
-        and bool(named)
-        and all(words[i].text[:1].isupper() and not _is_fact(words[i]) for i in named)
-    )
+    return before == "," and after.startswith(",")
 
 
 def _closes_name(words: list[Token], i: int) -> bool:
@@ -466,16 +465,10 @@ def _description(sentence: str, words: list[Token], positions: list[int]) -> boo
     ("Halden, the seller's director, signed the guarantee": as director or in person; "Mr Patel, a minor,
     signed")."""
     first, last = positions[0], positions[-1]
-    if first == 0 or last == len(words) - 1 or len(positions) > 8:
-        return False
-    if len(_COMMA.findall(sentence)) != 2 or any(w.key in _SERIES for w in words[last + 1 :]):
-        return False
-    before = sentence[words[first - 1].end : words[first].start].strip()
-    after = sentence[words[last].end : words[last + 1].start].strip()
     opening, end = words[first], words[last]
     return (
-        before == ","
-        and after.startswith(",")
+        len(positions) <= 8
+        and _between_commas(sentence, words, positions)
         and _closes_name(words, first - 1)
         and (opening.key in DETERMINERS or bool(POSSESSIVE.search(opening.key)))
         and not any(
@@ -576,21 +569,20 @@ def _number_signs(sentence: str, words: list[Token]) -> set[int]:
     return found
 
 
-def _saying_head(sentence: str, words: list[Token]) -> set[int]:
-    """The head of the opening "a/an ..." when it is a noun of saying or knowing ("report", "claim", "note",
-    "complaint" in "A detailed expert report from X was served"): a meaning word as a verb ("X reports that"),
-    the name of a thing after an article. It bends nothing around it, so the context may still be upward."""
-    end = _opening_end(sentence, words)
+def _saying_head(words: list[Token], end: int) -> set[int]:
+    """The head of the opening "a/an ..." (which `end`, _opening_end, closes) when it is a noun of saying or
+    knowing ("report", "claim", "note", "complaint" in "A brief expert report from X was served"): a meaning
+    word as a verb ("X reports that"), the name of a thing after an article. It bends nothing around it, so
+    the context may still be upward."""
     head = words[end - 1] if end else None
     return {end - 1} if head and head.text.islower() and meaning.class_of(head.text) == "hedge" else set()
 
 
-def _modifiers(sentence: str, words: list[Token], hard: set[int]) -> tuple[int, ...]:
-    """The descriptive words (DESCRIPTIVE) that open the noun phrase "a/an ..." opening the sentence, in order
-    ("lengthy" in "A lengthy witness statement from X was filed"), before its head (the last word before a
-    function word) and any other word of it; () when the phrase does not end before a function word, a mark
-    stands inside it, or the sentence is no single event."""
-    end = _opening_end(sentence, words)
+def _modifiers(sentence: str, words: list[Token], hard: set[int], end: int) -> tuple[int, ...]:
+    """The descriptive words (DESCRIPTIVE) that open the noun phrase "a/an ..." opening the sentence (which
+    `end`, _opening_end, closes), in order ("lengthy" in "A lengthy witness statement from X was filed"),
+    before its head (the last word before a function word) and any other word of it; () when the phrase does
+    not end before a function word, a mark stands inside it, or the sentence is no single event."""
     if not end or _BREAK.search(sentence[words[0].end : words[end].start]) or not _episodic(words, end):
         return ()  # "A short, handwritten note": a mark inside the phrase would be left behind
     run = 1
@@ -746,8 +738,10 @@ def units(sentence: str, words: list[Token], hard: set[int]) -> list[Unit]:
             removable = _set_apart(sentence, words, positions, ":")  # "Note:" files; it says nothing
         elif tuple(words[i].key for i in positions) in CONNECTIVES:
             removable = _set_apart(sentence, words, positions, ",") and not _joins_clauses(words, positions)
-        elif any(i in hard for i in positions[:-1]) or (positions[-1] in hard and not _vouching(sentence, words, positions)):
-            removable = False  # a vouching as-clause's own verb may be a meaning word ("as the minutes confirm")
+        elif any(i in hard for i in positions[:-1]):
+            removable = False
+        elif positions[-1] in hard:
+            removable = _vouching(sentence, words, positions)  # its own verb may be a meaning word ("confirm")
         elif aside_of.get(positions[0]) is not None:
             removable = _citation(sentence, words, positions) or _defined_term(sentence, words, positions)
         else:
@@ -859,8 +853,9 @@ def shorten(sentence: str, proposal: str) -> Shortening:
     if len(wanted) < MIN_WORDS:
         return Shortening(sentence, refused="too short")
     hard = meaning.protected_positions([w.text for w in words]) - _number_signs(sentence, words)
-    bending = hard - _saying_head(sentence, words)
-    modifiers = _modifiers(sentence, words, bending) if _upward(sentence, words, bending) else ()
+    opening_end = _opening_end(sentence, words)
+    bending = hard - _saying_head(words, opening_end)
+    modifiers = _modifiers(sentence, words, bending, opening_end) if _upward(sentence, words, bending) else ()
     kept = _align(words, wanted, units(sentence, words, hard), _fillers(sentence, words, hard, bending, modifiers))
     if kept is None:
         return Shortening(sentence, refused=_why_not(sentence, words, wanted, hard))

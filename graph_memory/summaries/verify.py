@@ -154,7 +154,8 @@ def _same_root(label_word: str, word: str) -> bool:
 # A quotation: someone's words, not the record's ("refers to a \u201cbinding deal\u201d").
 _QUOTED = re.compile(r"\u201c[^\u201d]*\u201d|\"[^\"]*\"")
 # What a noun follows: a word that opens a noun phrase, or a preposition.
-_NOUN_OPENERS = DETERMINERS | (FUNCTION_WORDS - AUXILIARIES - {"that", "which", "who", "whom", "whose", "and", "or", "but", "as"})
+_PREPOSITIONS = FUNCTION_WORDS - AUXILIARIES - {"that", "which", "who", "whom", "whose", "and", "or", "but", "as"}
+_NOUN_OPENERS = DETERMINERS | _PREPOSITIONS
 
 
 def _read(text: str) -> list[tuple[str, bool, Token]]:
@@ -409,7 +410,7 @@ def _in_noun_phrase(found: list[str], names: set[int], position: int) -> bool:
 def _governed(found: list[str], position: int) -> bool:
     """Whether the run of plain words that ends at `position` follows a preposition ("in unpaid fees")."""
     start = _phrase_start(found, position)
-    return bool(start) and found[start - 1] in _NOUN_OPENERS - DETERMINERS
+    return bool(start) and found[start - 1] in _PREPOSITIONS
 
 
 def _phrase_start(found: list[str], position: int) -> int:
